@@ -1,0 +1,45 @@
+# The README's commands. `make run` opens the dashboard on sample_reports/;
+# `make test` runs the whole suite (CI calls it through .ci/run).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+REPORTS ?= sample_reports
+PORT ?= 8501
+
+.PHONY: run test lint summary fixtures bench clean
+
+$(VENV)/.run-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(VENV)/.run-installed $@
+
+run: $(VENV)/.run-installed
+	$(BIN)/relidash serve $(REPORTS) --port $(PORT)
+
+test: $(VENV)/.test-installed
+	bash tools/ensure_chromium.sh
+	$(BIN)/ruff check dashboard tests tools benchmarks
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check dashboard tests tools benchmarks
+	$(BIN)/mypy --strict dashboard/stats dashboard/data
+
+summary: $(VENV)/.run-installed
+	$(BIN)/relidash summary $(REPORTS)
+
+fixtures:
+	$(PYTHON) tools/make_fixtures.py
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/bench_load.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

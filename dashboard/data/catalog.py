@@ -1,0 +1,101 @@
+"""Where the catalog lives and how it is opened.
+
+A catalog is a DuckDB file describing one reports directory, kept in the user's cache
+directory (never inside the reports directory). It is a cache: anything wrong with it
+(an old layout, a file killed mid-ingest, corruption) is answered by rebuilding it from
+the reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import duckdb
+
+from dashboard.data.queries import execute
+
+SCHEMA_VERSION = "1"
+MEMORY = ":memory:"
+
+
+class CatalogError(Exception):
+    """The catalog cannot be used as asked (a usage problem, not a data problem)."""
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "relidash"
+
+
+def default_catalog_path(reports_dir: Path) -> Path:
+    """One catalog per reports directory, named after it and a hash of its absolute path."""
+    resolved = reports_dir.resolve()
+    key = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+    return cache_root() / f"{resolved.name or 'root'}-{key}.duckdb"
+
+
+def resolve_catalog_path(reports_dir: Path, catalog: str | None) -> str:
+    """The catalog location to use: `catalog` if given, else the default for the directory."""
+    if catalog == MEMORY:
+        return MEMORY
+    path = Path(catalog) if catalog else default_catalog_path(reports_dir)
+    resolved = path.resolve()
+    if resolved.is_relative_to(reports_dir.resolve()):
+        raise CatalogError(
+            f"the catalog {path} would be inside the reports directory {reports_dir}; "
+            "relidash never writes there. Choose another --catalog path."
+        )
+    return str(resolved)
+
+
+def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
+    """A read-write connection with the current tables; rebuilds a stale or broken file."""
+    if location != MEMORY:
+        Path(location).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(location)
+        layout_ok = _layout_is_current(con)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise CatalogError(
+                f"the catalog {location} is in use by another relidash process that is "
+                "loading reports; try again when it finishes, or pass --catalog :memory:"
+            ) from exc
+        con, layout_ok = _discard(location), False
+    except duckdb.Error:
+        con, layout_ok = _discard(location), False
+    if not layout_ok:
+        _drop_everything(con)
+    execute(con, "catalog_schema")
+    execute(con, "catalog_macros")
+    con.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": SCHEMA_VERSION}
+    )
+    return con
+
+
+def _layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if "meta" not in tables:
+        return not tables
+    rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    # An ingest that was killed leaves 'ingest_complete' at '0': rebuild rather than show it.
+    return rows.get("schema_version") == SCHEMA_VERSION and rows.get("ingest_complete", "1") == "1"
+
+
+def _drop_everything(con: duckdb.DuckDBPyConnection) -> None:
+    for (name,) in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary"
+    ).fetchall():
+        con.execute(f'DROP TABLE "{name}"')  # names read from the catalog itself
+
+
+def _discard(location: str) -> duckdb.DuckDBPyConnection:
+    """Move an unreadable catalog file out of the way and start an empty one."""
+    for suffix in ("", ".wal"):
+        stale = Path(location + suffix)
+        if stale.exists():
+            stale.replace(stale.with_name(stale.name + ".broken"))
+    return duckdb.connect(location)

@@ -1,0 +1,275 @@
+"""Bring a catalog up to date with a reports directory.
+
+Only new and changed files are parsed (by DuckDB's JSON reader, in batches); deleted
+files are dropped. A file that cannot be used becomes one row in `problems` and never
+stops the load. Report files are only ever read.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from dashboard.data.queries import execute
+from dashboard.data.releases import assign_releases
+from dashboard.data.scan import FileEntry, file_digest, precheck_file, scan_directory
+from dashboard.data.schema import REPORT_COLUMNS, REPORT_TABLES
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+BATCH_BYTES = 48 * 1024 * 1024
+BATCH_FILES = 128
+
+ProgressFn = Callable[[int, int], None]
+
+# What a bad file can make DuckDB raise. Anything else (a binder or parser error) is a
+# bug in relidash's SQL and must surface, not be blamed on the user's files.
+_DATA_ERRORS = (
+    duckdb.InvalidInputException,
+    duckdb.ConversionException,
+    duckdb.OutOfRangeException,
+    duckdb.IOException,
+    duckdb.SerializationException,
+)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    files: int  # report files found
+    parsed: int  # files parsed in this load (new or changed)
+    unchanged: int
+    removed: int
+    problems: int  # rows in `problems` after the load
+    seconds: float
+
+
+def ingest_directory(
+    con: duckdb.DuckDBPyConnection,
+    reports_dir: Path,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: ProgressFn | None = None,
+) -> IngestResult:
+    """Parse new and changed report files into the catalog and drop deleted ones."""
+    started = time.perf_counter()
+    root = reports_dir.resolve()
+    _claim_catalog(con, root)
+    entries, scan_problems = scan_directory(root)
+    known = {
+        row[0]: row[1:]
+        for row in con.execute("SELECT path, size, mtime_ns, digest, racy FROM files").fetchall()
+    }
+    present = {e.path for e in entries}
+    to_parse: list[tuple[FileEntry, str]] = []
+    unchanged = 0
+    for entry in entries:
+        previous = known.get(entry.path)
+        if previous and previous[:2] == (entry.size, entry.mtime_ns) and not previous[3]:
+            unchanged += 1
+            continue
+        try:
+            digest = file_digest(entry.abspath)
+        except OSError:
+            digest = ""
+        if previous and digest and previous[2] == digest:
+            unchanged += 1
+            con.execute(
+                "UPDATE files SET size = $s, mtime_ns = $m, racy = $r WHERE path = $p",
+                {"s": entry.size, "m": entry.mtime_ns, "r": entry.racy, "p": entry.path},
+            )
+            continue
+        to_parse.append((entry, digest))
+    gone = [p for p in known if p not in present] + [e.path for e, _ in to_parse if e.path in known]
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
+    _forget_files(con, gone + [p.path for p in scan_problems])
+    _record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
+
+    total = len(to_parse)
+    done = 0
+    if progress:
+        progress(0, total)
+    next_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchone()[0]
+    for batch in _batches(to_parse):
+        parseable: list[tuple[FileEntry, str, int]] = []
+        for entry, digest in batch:
+            reason = precheck_file(entry, max_bytes)
+            if reason:
+                _record_file(con, entry, digest, None)
+                _record_problems(con, [(entry.path, "file", reason)])
+            else:
+                parseable.append((entry, digest, next_id))
+                next_id += 1
+        if parseable:
+            _parse_batch(con, parseable, max_bytes)
+        done += len(batch)
+        if progress:
+            progress(done, total)
+
+    if to_parse or gone:
+        assign_releases(con, root)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
+    con.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('version', CAST(coalesce("
+        "(SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'version'), 0) + $d AS VARCHAR))",
+        {"d": 1 if (to_parse or gone or scan_problems) else 0},
+    )
+    n_problems = con.execute("SELECT count(*) FROM problems").fetchone()[0]
+    return IngestResult(
+        files=len(entries),
+        parsed=total,
+        unchanged=unchanged,
+        removed=len([p for p in known if p not in present]),
+        problems=n_problems,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
+    """A counter bumped by every load that changed the catalog (a cache key)."""
+    row = con.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _claim_catalog(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    row = con.execute("SELECT value FROM meta WHERE key = 'reports_dir'").fetchone()
+    if row and row[0] != str(root):
+        # A catalog describes one directory; pointed at another, it starts over.
+        for table in (*REPORT_TABLES, "files", "problems"):
+            con.execute(f"DELETE FROM {table}")  # table names from the allow-list
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('reports_dir', $d)", {"d": str(root)})
+
+
+def _batches(items: Sequence[tuple[FileEntry, str]]) -> Iterator[list[tuple[FileEntry, str]]]:
+    batch: list[tuple[FileEntry, str]] = []
+    size = 0
+    for item in items:
+        if batch and (size + item[0].size > BATCH_BYTES or len(batch) >= BATCH_FILES):
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += item[0].size
+    if batch:
+        yield batch
+
+
+def _parse_batch(
+    con: duckdb.DuckDBPyConnection, batch: list[tuple[FileEntry, str, int]], max_bytes: int
+) -> None:
+    """Parse a batch in one read_json call; split it to find the files DuckDB rejects."""
+    files = pd.DataFrame(
+        {
+            "path": [e.path for e, _, _ in batch],
+            "abspath": [e.abspath for e, _, _ in batch],
+            "report_id": [rid for _, _, rid in batch],
+            "mtime_ns": [e.mtime_ns for e, _, _ in batch],
+        }
+    )
+    try:
+        con.execute("BEGIN TRANSACTION")
+        con.register("batch_files_df", files)
+        con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM batch_files_df")
+        con.unregister("batch_files_df")
+        execute(
+            con,
+            "stage_reports",
+            files=list(files["abspath"]),
+            columns=REPORT_COLUMNS,
+            max_bytes=max_bytes + 1,
+        )
+        rejected = _reject_non_reports(con)
+        execute(con, "stage_cases")
+        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
+            execute(con, name)
+        for entry, digest, rid in batch:
+            _record_file(con, entry, digest, None if entry.path in rejected else rid)
+        con.execute(
+            "INSERT INTO problems SELECT r.file, 'case', format('case {} ({}): {}; left out of every metric', "
+            "c.case_idx, left(coalesce(c.case_id, c.input, ''), 60), c.excluded_reason) "
+            "FROM stage_cases c JOIN reports r USING (report_id) WHERE c.excluded_reason IS NOT NULL"
+        )
+        con.execute("COMMIT")
+    except _DATA_ERRORS as exc:
+        con.execute("ROLLBACK")
+        if len(batch) == 1:
+            entry, digest, _ = batch[0]
+            _record_file(con, entry, digest, None)
+            _record_problems(con, [(entry.path, "file", _duckdb_reason(exc, entry.abspath))])
+            return
+        middle = len(batch) // 2
+        _parse_batch(con, batch[:middle], max_bytes)
+        _parse_batch(con, batch[middle:], max_bytes)
+
+
+def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Drop staged files that hold several JSON values or no `cases` list; record why."""
+    bad = con.execute(
+        "SELECT b.path, count(*) AS values_, bool_or(s.cases IS NULL) AS no_cases "
+        "FROM stage s JOIN batch_files b ON s.filename = b.abspath GROUP BY b.path "
+        "HAVING count(*) > 1 OR bool_or(s.cases IS NULL)"
+    ).fetchall()
+    rows = []
+    for path, values, no_cases in bad:
+        if values > 1:
+            rows.append((path, "file", f"holds {values} JSON values; a report file holds one object"))
+        else:
+            rows.append(
+                (path, "file", "is JSON but not a multivon-eval report: it has no `cases` list")
+            )
+    if rows:
+        _record_problems(con, rows)
+        con.execute(
+            "DELETE FROM batch_files WHERE path IN (SELECT unnest($p))", {"p": [r[0] for r in rows]}
+        )
+    return {r[0] for r in rows}
+
+
+def _forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> None:
+    if not paths:
+        return
+    con.execute("CREATE OR REPLACE TEMP TABLE gone_files AS SELECT unnest($p) AS path", {"p": paths})
+    gone_ids = "SELECT report_id FROM files WHERE path IN (SELECT path FROM gone_files)"
+    for table in REPORT_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE report_id IN ({gone_ids})")  # allow-listed names
+    con.execute("DELETE FROM problems WHERE file IN (SELECT path FROM gone_files)")
+    con.execute("DELETE FROM files WHERE path IN (SELECT path FROM gone_files)")
+
+
+def _record_file(
+    con: duckdb.DuckDBPyConnection, entry: FileEntry, digest: str, report_id: int | None
+) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO files VALUES ($p, $s, $m, $d, $r, $racy)",
+        {
+            "p": entry.path,
+            "s": entry.size,
+            "m": entry.mtime_ns,
+            "d": digest,
+            "r": report_id,
+            "racy": entry.racy or not digest,
+        },
+    )
+
+
+def _record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> None:
+    if rows:
+        con.executemany("INSERT INTO problems VALUES (?, ?, ?)", rows)
+
+
+_DUCKDB_NOISE = re.compile(r"^(Invalid Input Error|Conversion Error|Binder Error|IO Error): ")
+
+
+def _duckdb_reason(exc: duckdb.Error, abspath: str) -> str:
+    """DuckDB's message, first line, without its prefix, advice or our absolute path."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    first = _DUCKDB_NOISE.sub("", first).replace(f' in file "{abspath}"', "")
+    first = first.replace(abspath, "the file")
+    if "duplicate key" in first:
+        return f"has a duplicate key: {first}"
+    if "Malformed JSON" in first or "unexpected end" in first:
+        return f"is not valid JSON (truncated or malformed): {first}"
+    return f"could not be read as a multivon-eval report: {first}"

@@ -1,0 +1,39 @@
+"""Named SQL statements from `queries/`, run with bound parameters.
+
+Each `.sql` file holds one statement; this module finds it, binds `$name` parameters and
+returns a DataFrame. It never formats a value into SQL text.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+
+def _queries_dir() -> Path:
+    here = Path(__file__).resolve()
+    source_tree = here.parents[2] / "queries"
+    return source_tree if source_tree.is_dir() else here.parents[1] / "_queries"
+
+
+@cache
+def load_query(name: str) -> str:
+    """The text of `queries/<name>.sql`."""
+    path = _queries_dir() / f"{name}.sql"
+    if not path.is_file():
+        raise KeyError(f"no query named {name!r} in {path.parent}")
+    return path.read_text(encoding="utf-8")
+
+
+def execute(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
+    """Run one named statement for its effect."""
+    con.execute(load_query(name), params or None)
+
+
+def run_query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pd.DataFrame:
+    """Run one named query and return its rows."""
+    return con.execute(load_query(name), params or None).df()

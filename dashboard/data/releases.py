@@ -1,0 +1,125 @@
+"""Which release each report belongs to, and the order of releases within a suite.
+
+Release identity: the declared target version (multivon-eval 0.19+ `declare_target`)
+when present, else the `model` field, else the file stem. Order within a suite: by the
+reports' own time (earliest trial `recorded_at`) when every report of the suite has one,
+else a version-aware natural sort of the label (v1.10.0 after v1.9.0). An optional
+`relidash.toml` in the reports directory pins the key and the order:
+
+    [releases]
+    key = "model"                               # auto | target_version | model | file_stem | directory
+    order = ["v1.8.0", "v1.9.0", "v1.10.0"]     # listed releases first, in this order
+
+Reading the file is the only access to the reports directory here; nothing is written.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import duckdb
+import pandas as pd
+
+CONFIG_NAME = "relidash.toml"
+RELEASE_KEYS = ("auto", "target_version", "model", "file_stem", "directory")
+
+
+@dataclass(frozen=True)
+class ReleaseConfig:
+    key: str = "auto"
+    order: tuple[str, ...] = field(default_factory=tuple)
+    problem: str | None = None
+
+
+def read_release_config(root: Path) -> ReleaseConfig:
+    """The `[releases]` table of relidash.toml, or defaults (with a problem if it is unusable)."""
+    path = root / CONFIG_NAME
+    if not path.is_file():
+        return ReleaseConfig()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return ReleaseConfig(problem=f"cannot be read ({exc}); using the default release rules")
+    table = data.get("releases", {})
+    key = table.get("key", "auto") if isinstance(table, dict) else "auto"
+    order = table.get("order", []) if isinstance(table, dict) else []
+    if key not in RELEASE_KEYS or not isinstance(order, list):
+        return ReleaseConfig(
+            problem=f"[releases] key must be one of {', '.join(RELEASE_KEYS)} and order a list "
+            "of release names; using the default release rules"
+        )
+    return ReleaseConfig(key=key, order=tuple(str(o) for o in order))
+
+
+def natural_key(label: str) -> tuple[tuple[int, int, str], ...]:
+    """Sort key that compares digit runs as numbers: v1.9.0 < v1.10.0."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+        for part in re.split(r"(\d+)", label)
+        if part
+    )
+
+
+def release_label(row: pd.Series, key: str) -> tuple[str, str]:
+    """(release, where it came from) for one report row."""
+    stem = PurePosixPath(row["file"]).stem
+    directory = str(PurePosixPath(row["file"]).parent)
+    choices = {
+        "target_version": row["target_version"],
+        "model": row["model"],
+        "file_stem": stem,
+        "directory": directory if directory != "." else stem,
+    }
+    if key != "auto":
+        value = choices[key]
+        return (str(value), key) if value else (stem, "file_stem")
+    for source in ("target_version", "model"):
+        if isinstance(choices[source], str) and choices[source].strip():
+            return choices[source], source
+    return stem, "file_stem"
+
+
+def order_releases(frame: pd.DataFrame, pinned: tuple[str, ...]) -> list[str]:
+    """Releases of one suite, oldest first."""
+    releases = list(dict.fromkeys(frame["release"]))
+    if frame["recorded_at"].notna().all():
+        first_seen = frame.groupby("release")["recorded_at"].min()
+        default = sorted(releases, key=lambda r: (first_seen[r], natural_key(r)))
+    else:
+        default = sorted(releases, key=natural_key)
+    listed = [r for r in pinned if r in releases]
+    return listed + [r for r in default if r not in listed]
+
+
+def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Fill reports.release, release_source and release_rank for every report."""
+    config = read_release_config(root)
+    con.execute("DELETE FROM problems WHERE file = $f", {"f": CONFIG_NAME})
+    if config.problem:
+        con.execute(
+            "INSERT INTO problems VALUES ($f, 'report', $r)",
+            {"f": CONFIG_NAME, "r": config.problem},
+        )
+    reports = con.execute(
+        "SELECT report_id, file, suite, model, target_version, recorded_at FROM reports"
+    ).df()
+    if reports.empty:
+        return
+    labels = [release_label(row, config.key) for _, row in reports.iterrows()]
+    reports["release"] = [label for label, _ in labels]
+    reports["release_source"] = [source for _, source in labels]
+    ranks: dict[tuple[str, str], int] = {}
+    for suite, group in reports.groupby("suite", sort=False):
+        for rank, release in enumerate(order_releases(group, config.order), start=1):
+            ranks[(str(suite), release)] = rank
+    reports["release_rank"] = [ranks[(s, r)] for s, r in zip(reports["suite"], reports["release"])]
+    update = reports[["report_id", "release", "release_source", "release_rank"]]
+    con.register("release_update", update)
+    con.execute(
+        "UPDATE reports SET release = u.release, release_source = u.release_source, "
+        "release_rank = u.release_rank FROM release_update u WHERE reports.report_id = u.report_id"
+    )
+    con.unregister("release_update")

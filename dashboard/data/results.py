@@ -1,0 +1,42 @@
+"""Write computed results (metrics, lottery ranks, report warnings) back into the catalog.
+
+The numbers come from dashboard/stats via dashboard/service.py; this module only stores them.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+METRIC_COLUMNS = (
+    "report_id", "metric", "k", "value", "ci_low", "ci_high", "method", "n_cases", "runs",
+    "unknown_reason",
+)
+
+
+def store_report_results(
+    con: duckdb.DuckDBPyConnection,
+    metrics: pd.DataFrame,
+    lottery: pd.DataFrame,
+    warnings: list[tuple[str, str]],
+) -> None:
+    """Insert metrics rows, set cases.lottery_rank, add report-scope problems, atomically."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if not metrics.empty:
+            con.register("new_metrics", metrics[list(METRIC_COLUMNS)])
+            con.execute("INSERT INTO metrics SELECT * FROM new_metrics")
+            con.unregister("new_metrics")
+        if not lottery.empty:
+            con.register("new_lottery", lottery[["report_id", "case_idx", "lottery_rank"]])
+            con.execute(
+                "UPDATE cases SET lottery_rank = l.lottery_rank FROM new_lottery l "
+                "WHERE cases.report_id = l.report_id AND cases.case_idx = l.case_idx"
+            )
+            con.unregister("new_lottery")
+        if warnings:
+            con.executemany("INSERT INTO problems VALUES (?, 'report', ?)", warnings)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

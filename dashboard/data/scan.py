@@ -1,0 +1,122 @@
+"""Find report files under a directory and decide cheaply which ones are worth parsing.
+
+Reads only: files are opened read-only, nothing in the reports directory is created,
+changed or deleted. Paths come from the file system walk, never from report content.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HEAD_BYTES = 64 * 1024
+DIGEST_CHUNK = 1 << 20
+# A file modified this recently may still be being written: its (size, mtime) is not
+# trusted as proof of "unchanged" at the next load (git's "racy clean" rule).
+RACY_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # relative to the reports directory, POSIX separators
+    abspath: str
+    size: int
+    mtime_ns: int
+    racy: bool
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    path: str
+    reason: str
+
+
+def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
+    """Every `*.json` under root (recursively, not following directory symlinks)."""
+    entries: list[FileEntry] = []
+    problems: list[FileProblem] = []
+    now_ns = time.time_ns()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=None):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        here = Path(dirpath)
+        for name in dirnames:
+            if name.endswith(".json"):
+                problems.append(FileProblem(_rel(here / name, root), "is a directory, not a report file"))
+        for name in sorted(filenames):
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            full = here / name
+            rel = _rel(full, root)
+            try:
+                st = full.stat()
+            except OSError as exc:
+                problems.append(FileProblem(rel, _os_reason(exc)))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                problems.append(FileProblem(rel, "is a link to a directory, not a report file"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                problems.append(FileProblem(rel, "is not a regular file"))
+                continue
+            racy = (now_ns - st.st_mtime_ns) < RACY_SECONDS * 1e9
+            entries.append(FileEntry(rel, str(full.absolute()), st.st_size, st.st_mtime_ns, racy))
+    return entries, problems
+
+
+def precheck_file(entry: FileEntry, max_bytes: int) -> str | None:
+    """Why this file cannot be a report, judged from its size and first bytes; None if it may be."""
+    if entry.size == 0:
+        return "is empty (0 bytes); if it is still being written, reload when it is complete"
+    if entry.size > max_bytes:
+        return (
+            f"is {entry.size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB size limit "
+            "(raise it with --max-file-mb)"
+        )
+    try:
+        with open(entry.abspath, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError as exc:
+        return _os_reason(exc)
+    if b"\x00" in head:
+        return "is a binary file, not JSON text"
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) == entry.size)
+    except UnicodeDecodeError as exc:
+        return f"is not UTF-8 text (invalid byte at offset {exc.start})"
+    text = head.removeprefix(codecs.BOM_UTF8).lstrip()
+    if not text:
+        return "holds only whitespace"
+    first = text[:1]
+    if first == b"[":
+        return "holds a JSON array, not a report object"
+    if first != b"{":
+        return f"is not a JSON report: it starts with {text[:20].decode('utf-8', 'replace')!r}"
+    return None
+
+
+def file_digest(abspath: str) -> str:
+    """BLAKE2b of the file's bytes, streamed."""
+    digest = hashlib.blake2b(digest_size=20)
+    with open(abspath, "rb") as handle:
+        while chunk := handle.read(DIGEST_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno is not None and exc.errno == 40:
+        return "is a symbolic link loop"
+    if isinstance(exc, FileNotFoundError):
+        return "disappeared or is a broken symbolic link"
+    if isinstance(exc, PermissionError):
+        return "cannot be read: permission denied"
+    return f"cannot be read: {exc.strerror or exc}"

@@ -1,0 +1,34 @@
+"""The subset of a multivon-eval report that relidash reads, as DuckDB column types.
+
+Every version 0.4 → 0.20 fits these types: a field a version does not write reads as
+NULL. Heavy fields (trial execution and provider evidence, suite locks) are left out so
+the JSON reader skips them instead of materialising them. Numbers that must be whole
+(runs, pass_count) are read as DOUBLE so that a fractional value is reported, not rounded.
+"""
+
+from __future__ import annotations
+
+EVALUATOR = "STRUCT(name VARCHAR, score DOUBLE, passed BOOLEAN, reason VARCHAR, metadata JSON)"
+TRIAL = (
+    "STRUCT(run_index DOUBLE, attempt DOUBLE, recorded_at VARCHAR, output VARCHAR,"
+    " status VARCHAR, model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR,"
+    f" latency_ms DOUBLE, evaluators {EVALUATOR}[])"
+)
+CASE = (
+    "STRUCT(input VARCHAR, output VARCHAR, case_id VARCHAR, status VARCHAR,"
+    " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, skipped BOOLEAN,"
+    " passed BOOLEAN, score DOUBLE, run_pass_rate DOUBLE, runs DOUBLE, pass_count DOUBLE,"
+    f" tags VARCHAR[], evaluators {EVALUATOR}[], trials {TRIAL}[])"
+)
+REPORT_COLUMNS: dict[str, str] = {
+    "schema": "VARCHAR",
+    "suite": "VARCHAR",
+    "model": "VARCHAR",
+    "summary": "JSON",
+    "execution": "JSON",
+    "provider_evidence": "JSON",
+    "cases": f"{CASE}[]",
+}
+
+# Tables holding rows keyed by report_id, cleared when a report file changes or goes.
+REPORT_TABLES = ("metrics", "trials", "case_tags", "cases", "reports")

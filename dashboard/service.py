@@ -1,0 +1,294 @@
+"""The one code path from a reports directory to the numbers relidash shows.
+
+The CLI and the Streamlit pages both call these functions: load (data layer), estimate
+(stats layer), and shape the results into frames and JSON-ready dicts. No Streamlit,
+no Altair, no SQL text here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from dashboard.data.ingest import DEFAULT_MAX_BYTES, IngestResult, ProgressFn, ingest_directory
+from dashboard.data.queries import run_query
+from dashboard.data.results import store_report_results
+from dashboard.stats import (
+    METRIC_PASS_AT_K,
+    METRIC_PASS_HAT_K,
+    PassKResult,
+    rank_lottery,
+    suite_pass_k,
+)
+
+METRICS = (METRIC_PASS_AT_K, METRIC_PASS_HAT_K)
+MIN_K_MAX = 8
+# Stored 0.16+ blocks are rounded to 4 decimals by multivon-eval.
+STORED_DECIMALS = 4
+
+
+def k_max_for(runs_max: float | None) -> int:
+    """Largest k reported: at least 8, and every k up to the largest run count."""
+    if runs_max is None or (isinstance(runs_max, float) and math.isnan(runs_max)):
+        return MIN_K_MAX
+    return max(MIN_K_MAX, int(runs_max))
+
+
+def refresh_catalog(
+    con: duckdb.DuckDBPyConnection,
+    reports_dir: Path,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: ProgressFn | None = None,
+) -> IngestResult:
+    """Bring the catalog up to date with the directory and compute metrics for new reports."""
+    result = ingest_directory(con, reports_dir, max_bytes=max_bytes, progress=progress)
+    compute_pending_metrics(con)
+    return result
+
+
+def pass_k_results(n: np.ndarray, c: np.ndarray, k_max: int) -> dict[str, list[PassKResult]]:
+    """pass@k and pass^k for k = 1..k_max over the given evaluated cases (in case order)."""
+    ks = range(1, k_max + 1)
+    return {metric: suite_pass_k(n, c, ks, metric) for metric in METRICS}
+
+
+def evaluated_arrays(outcomes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(n, c) of the cases that count, in the frame's order."""
+    counted = outcomes[outcomes["n"].notna()]
+    return counted["n"].to_numpy(dtype=np.int64), counted["c"].to_numpy(dtype=np.int64)
+
+
+def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
+    """Metrics, lottery ranks and stored-block checks for reports that lack them."""
+    pending = run_query(con, "reports_without_metrics")
+    if pending.empty:
+        return 0
+    outcomes = run_query(
+        con, "case_outcomes", count_agent_errors=False, report_ids=pending["report_id"].tolist()
+    )
+    by_report = dict(tuple(outcomes.groupby("report_id", sort=False)))
+    metric_rows: list[dict[str, Any]] = []
+    lottery_rows: list[dict[str, Any]] = []
+    warnings: list[tuple[str, str]] = []
+    empty = outcomes.iloc[0:0]
+    for report in pending.itertuples(index=False):
+        cases = by_report.get(report.report_id, empty)
+        n, c = evaluated_arrays(cases)
+        results = pass_k_results(n, c, k_max_for(report.runs_per_case))
+        for metric, per_k in results.items():
+            metric_rows.extend(_metric_row(report.report_id, r) for r in per_k)
+        default_k = int(report.runs_per_case) if pd.notna(report.runs_per_case) else 1
+        counted = cases[cases["n"].notna()]
+        for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1):
+            lottery_rows.append(
+                {
+                    "report_id": report.report_id,
+                    "case_idx": int(counted["case_idx"].iloc[idx]),
+                    "lottery_rank": rank,
+                }
+            )
+        for metric, stored in (
+            (METRIC_PASS_AT_K, report.stored_pass_at_k),
+            (METRIC_PASS_HAT_K, report.stored_pass_hat_k),
+        ):
+            problem = stored_block_problem(metric, stored, n, c)
+            if problem:
+                warnings.append((report.file, problem))
+    store_report_results(con, pd.DataFrame(metric_rows), pd.DataFrame(lottery_rows), warnings)
+    return len(pending)
+
+
+def _metric_row(report_id: int, r: PassKResult) -> dict[str, Any]:
+    return {
+        "report_id": report_id,
+        "metric": r.metric,
+        "k": r.k,
+        "value": r.value,
+        "ci_low": r.ci_low,
+        "ci_high": r.ci_high,
+        "method": r.method,
+        "n_cases": r.n_cases,
+        "runs": r.runs,
+        "unknown_reason": r.unknown_reason,
+    }
+
+
+def stored_block_problem(
+    metric: str, stored: str | None, n: np.ndarray, c: np.ndarray
+) -> str | None:
+    """A reason when a 0.16+ report's stored pass@k / pass^k block disagrees with its cases."""
+    if stored is None:
+        return None
+    try:
+        block = json.loads(stored)
+        k = int(block["k"])
+        stored_value = block.get("value")
+        stored_ci = block.get("ci_95")
+    except (ValueError, TypeError, KeyError):
+        return f"its stored {metric} block is malformed; relidash shows the value its cases give"
+    if k < 1:
+        return f"its stored {metric} block has k = {k}; relidash shows the value its cases give"
+    (result,) = suite_pass_k(n, c, [k], metric)
+    name = metric.replace("k", str(k))
+    if result.value is None or stored_value is None:
+        if (result.value is None) == (stored_value is None):
+            return None
+        shown = "UNKNOWN" if result.value is None else f"{result.value:.4f}"
+        return (
+            f"its stored {name} is {stored_value if stored_value is not None else 'UNKNOWN'} "
+            f"but its cases give {shown}: the file was edited or corrupted after multivon-eval "
+            "wrote it; relidash shows the value its cases give"
+        )
+    recomputed = [round(result.value, STORED_DECIMALS)]
+    stored_values = [stored_value]
+    if stored_ci is not None:
+        recomputed += [round(result.ci_low or 0.0, STORED_DECIMALS), round(result.ci_high or 0.0, STORED_DECIMALS)]
+        stored_values += list(stored_ci)
+    try:
+        agree = all(
+            abs(float(a) - float(b)) <= 0.5 * 10**-STORED_DECIMALS + 1e-12
+            for a, b in zip(recomputed, stored_values, strict=True)
+        )
+    except (TypeError, ValueError):
+        agree = False
+    if agree:
+        return None
+    return (
+        f"its stored {name} = {stored_value} (CI {stored_ci}) disagrees with its cases, which give "
+        f"{result.value:.4f} [{result.ci_low:.4f}, {result.ci_high:.4f}]: the file was edited or "
+        "corrupted after multivon-eval wrote it; relidash shows the value its cases give"
+    )
+
+
+# ---- shaping for the CLI and pages -------------------------------------------------------
+
+
+def report_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return run_query(con, "report_overview")
+
+
+def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return run_query(con, "load_problems")
+
+
+def latest_per_release(overview: pd.DataFrame) -> pd.DataFrame:
+    """One report per (suite, release): the most recent one (its own time, else file mtime)."""
+    ordered = overview.sort_values(["suite", "release_rank", "recorded_at", "mtime_ns", "file"])
+    return ordered.groupby(["suite", "release"], sort=False).tail(1).reset_index(drop=True)
+
+
+def _metric_map(frame: pd.DataFrame, k_max: int) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for row in frame.itertuples(index=False):
+        if row.k > k_max:
+            continue
+        out[str(int(row.k))] = {
+            "value": _num(row.value),
+            "ci_low": _num(row.ci_low),
+            "ci_high": _num(row.ci_high),
+            "unknown_reason": row.unknown_reason or None,
+        }
+    return out
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def report_records(
+    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame
+) -> list[dict[str, Any]]:
+    """The `reports` entries of `relidash summary --json`, one per overview row."""
+    metrics = run_query(con, "report_metrics")
+    lottery = run_query(con, "lottery_cases")
+    metrics_by = dict(tuple(metrics.groupby(["report_id", "metric"], sort=False)))
+    lottery_by = dict(tuple(lottery.groupby("report_id", sort=False)))
+    empty_m, empty_l = metrics.iloc[0:0], lottery.iloc[0:0]
+    records = []
+    for row in overview.itertuples(index=False):
+        k_max = k_max_for(row.runs_max)
+        lot = lottery_by.get(row.report_id, empty_l)
+        records.append(
+            {
+                "file": row.file,
+                "suite": row.suite,
+                "release": row.release,
+                "format": row.format,
+                "upgraded": bool(row.upgraded),
+                "cases": {
+                    "total": int(row.cases_total),
+                    "evaluated": int(row.cases_evaluated),
+                    "errored": int(row.cases_errored),
+                    "skipped": int(row.cases_skipped),
+                    "excluded": int(row.cases_excluded),
+                },
+                "runs": {
+                    "min": None if pd.isna(row.runs_min) else int(row.runs_min),
+                    "max": None if pd.isna(row.runs_max) else int(row.runs_max),
+                },
+                "pass_at_k": _metric_map(
+                    metrics_by.get((row.report_id, METRIC_PASS_AT_K), empty_m), k_max
+                ),
+                "pass_hat_k": _metric_map(
+                    metrics_by.get((row.report_id, METRIC_PASS_HAT_K), empty_m), k_max
+                ),
+                "lottery": [
+                    {
+                        "case_id": case.case_id,
+                        "input": case.input,
+                        "passes": int(case.passes),
+                        "runs": int(case.runs),
+                    }
+                    for case in lot.itertuples(index=False)
+                ],
+            }
+        )
+    return records
+
+
+def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
+    """The document `relidash summary --json` prints."""
+    overview = report_overview(con)
+    problems = [
+        {"file": p.file, "reason": p.reason, "scope": p.scope}
+        for p in load_problems(con).itertuples(index=False)
+    ]
+    if by == "release":
+        latest = latest_per_release(overview)
+        files = overview.groupby(["suite", "release"])["file"].apply(list).to_dict()
+        records = report_records(con, latest)
+        for record, row in zip(records, latest.itertuples(index=False), strict=True):
+            record["release_rank"] = int(row.release_rank)
+            record["files"] = files[(row.suite, row.release)]
+        return {"releases": records, "problems": problems}
+    return {"reports": report_records(con, overview), "problems": problems}
+
+
+def iter_suites(overview: pd.DataFrame) -> Iterable[tuple[str, pd.DataFrame]]:
+    for suite, group in overview.groupby("suite", sort=True):
+        yield str(suite), group
+
+
+def metric_lookup(
+    con: duckdb.DuckDBPyConnection,
+) -> dict[tuple[int, str, int], tuple[float | None, float | None, float | None, str]]:
+    """(report_id, metric, k) -> (value, ci_low, ci_high, unknown_reason)."""
+    frame = run_query(con, "report_metrics")
+    return {
+        (int(r.report_id), r.metric, int(r.k)): (
+            _num(r.value), _num(r.ci_low), _num(r.ci_high), r.unknown_reason or ""
+        )
+        for r in frame.itertuples(index=False)
+    }
+
+
+def report_ids(frame: pd.DataFrame) -> Sequence[int]:
+    return [int(x) for x in frame["report_id"]]

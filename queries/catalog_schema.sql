@@ -1,0 +1,49 @@
+-- The catalog's tables. Run once per connection; every statement is idempotent.
+-- One catalog describes one reports directory; `meta` records which.
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+-- One row per *.json path seen in the reports directory, loaded or not.
+CREATE TABLE IF NOT EXISTS files (
+    path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, digest VARCHAR,
+    report_id INTEGER, racy BOOLEAN
+);
+-- One row per loaded report file.
+CREATE TABLE IF NOT EXISTS reports (
+    report_id INTEGER PRIMARY KEY, file VARCHAR, suite VARCHAR, model VARCHAR,
+    target_version VARCHAR, release VARCHAR, release_source VARCHAR, release_rank INTEGER,
+    format VARCHAR, upgraded BOOLEAN, schema VARCHAR, recorded_at TIMESTAMPTZ,
+    mtime_ns BIGINT, stored_pass_at_k JSON, stored_pass_hat_k JSON, runs_per_case INTEGER
+);
+-- One row per case of a loaded report, in file order (case_idx from 1).
+-- status is recomputed as multivon-eval's EvalReport.from_dict does; (n, c) are the
+-- trials and passes the estimators use (NULL when the case is excluded). agent_errors,
+-- trial_passes and other_errors count trials (0.18+) that ended in a model error or
+-- timeout, that passed, and that ended in a judge or evaluator error.
+CREATE TABLE IF NOT EXISTS cases (
+    report_id INTEGER, case_idx INTEGER, case_id VARCHAR, input VARCHAR, output VARCHAR,
+    status VARCHAR, stored_status VARCHAR, runs INTEGER, pass_count INTEGER,
+    n INTEGER, c INTEGER, agent_errors INTEGER, trial_passes INTEGER, other_errors INTEGER, score DOUBLE, model_error VARCHAR,
+    judge_error VARCHAR, evaluator_error VARCHAR, tags VARCHAR[], evaluators JSON,
+    n_trials INTEGER, lottery_rank INTEGER, excluded_reason VARCHAR,
+    PRIMARY KEY (report_id, case_idx)
+);
+-- One row per tag of a case; `key:value` tags split into dimension and value,
+-- plain tags have dimension 'tag'.
+CREATE TABLE IF NOT EXISTS case_tags (
+    report_id INTEGER, case_idx INTEGER, tag VARCHAR, dim VARCHAR, value VARCHAR
+);
+-- One row per recorded trial (multivon-eval 0.18+ only).
+CREATE TABLE IF NOT EXISTS trials (
+    report_id INTEGER, case_idx INTEGER, trial_idx INTEGER, run_index INTEGER,
+    attempt INTEGER, status VARCHAR, recorded_at TIMESTAMPTZ, output VARCHAR,
+    model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR,
+    latency_ms DOUBLE, evaluators JSON
+);
+-- Suite-level metrics of each report under the default policy (errors excluded).
+CREATE TABLE IF NOT EXISTS metrics (
+    report_id INTEGER, metric VARCHAR, k INTEGER, value DOUBLE, ci_low DOUBLE,
+    ci_high DOUBLE, method VARCHAR, n_cases INTEGER, runs INTEGER, unknown_reason VARCHAR
+);
+-- Everything that could not be used, with a reason a person can act on.
+-- scope: 'file' (nothing loaded), 'case' (that case left out of every metric),
+-- 'report' (loaded; a warning about the file).
+CREATE TABLE IF NOT EXISTS problems (file VARCHAR, scope VARCHAR, reason VARCHAR);

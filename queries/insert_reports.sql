@@ -1,0 +1,34 @@
+-- Adds one row per staged report to `reports`. Release fields are filled later by
+-- dashboard/data/releases.py (they depend on every report of the suite).
+-- The format is the multivon-eval version range whose writer produced this shape
+-- (../shared/reference/multivon-format.md §2). No parameters; reads `stage`, `stage_cases`
+-- and `batch_files`.
+INSERT INTO reports
+SELECT
+    b.report_id,
+    b.path AS file,
+    coalesce(s.suite, '') AS suite,
+    coalesce(s.model, '') AS model,
+    s.execution ->> '$.target_before.declaration.version' AS target_version,
+    NULL AS release, NULL AS release_source, NULL AS release_rank,
+    CASE
+        WHEN s.schema = 'multivon.report/v2' AND (s.execution IS NOT NULL OR s.provider_evidence IS NOT NULL)
+            THEN '0.19-0.20'
+        WHEN s.schema = 'multivon.report/v2' THEN '0.18'
+        WHEN list_contains(coalesce(json_keys(s.summary), []), 'purpose') OR list_contains(coalesce(json_keys(s.summary), []), 'pass_at_k')
+            THEN CASE WHEN coalesce(list_bool_or(list_transform(s.cases, lambda c: list_bool_or(list_transform(c.evaluators, lambda e: e.metadata IS NOT NULL)))), false)
+                      THEN '0.17' ELSE '0.16' END
+        WHEN list_contains(coalesce(json_keys(s.summary), []), 'evaluated') THEN '0.7-0.15'
+        WHEN list_contains(coalesce(json_keys(s.summary), []), 'pass_rate_ci_95') THEN '0.5-0.6'
+        ELSE '0.4-'
+    END AS format,
+    NOT (list_contains(coalesce(json_keys(s.summary), []), 'purpose') OR list_contains(coalesce(json_keys(s.summary), []), 'pass_at_k')
+         OR s.schema = 'multivon.report/v2') AS upgraded,
+    s.schema,
+    (SELECT min(try_cast(t.recorded_at AS TIMESTAMPTZ))
+     FROM (SELECT unnest(sc.trials) AS t FROM stage_cases AS sc WHERE sc.report_id = b.report_id)) AS recorded_at,
+    b.mtime_ns,
+    s.summary -> '$.pass_at_k' AS stored_pass_at_k,
+    s.summary -> '$.pass_hat_k' AS stored_pass_hat_k,
+    (SELECT max(sc.runs) FROM stage_cases AS sc WHERE sc.report_id = b.report_id) AS runs_per_case
+FROM stage AS s JOIN batch_files AS b ON s.filename = b.abspath
