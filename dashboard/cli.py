@@ -150,11 +150,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "--server.port", str(args.port),
         "--server.address", args.host,
         "--browser.gatherUsageStats", "false",
-        "--", "--reports", str(directory.resolve()), "--catalog", catalog,
-        "--max-file-mb", str(args.max_file_mb),
+        "--server.enableXsrfProtection", "true",
     ]
     print(f"relidash: serving {directory} on http://{args.host}:{args.port}", file=sys.stderr)
     env = dict(os.environ)
+    env.update(
+        {
+            "RELIDASH_REPORTS": str(directory.resolve()),
+            "RELIDASH_CATALOG": catalog,
+            "RELIDASH_MAX_FILE_MB": str(args.max_file_mb),
+        }
+    )
     try:
         return subprocess.call(command, env=env, cwd=Path(__file__).resolve().parents[1])
     except KeyboardInterrupt:

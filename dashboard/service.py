@@ -34,9 +34,9 @@ MIN_K_MAX = 8
 STORED_DECIMALS = 4
 
 
-def k_max_for(runs_max: float | None) -> int:
+def k_max_for(runs_max: Any) -> int:
     """Largest k reported: at least 8, and every k up to the largest run count."""
-    if runs_max is None or (isinstance(runs_max, float) and math.isnan(runs_max)):
+    if runs_max is None or pd.isna(runs_max):
         return MIN_K_MAX
     return max(MIN_K_MAX, int(runs_max))
 
@@ -129,6 +129,8 @@ def stored_block_problem(
         return None
     try:
         block = json.loads(stored)
+        if block is None:
+            return None
         k = int(block["k"])
         stored_value = block.get("value")
         stored_ci = block.get("ci_95")
@@ -200,7 +202,7 @@ def _metric_map(frame: pd.DataFrame, k_max: int) -> dict[str, dict[str, Any]]:
 
 
 def _num(x: Any) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+    return None if x is None or pd.isna(x) else float(x)
 
 
 def report_records(

@@ -57,13 +57,16 @@ def render_summary(document: dict[str, Any], by: str = "file") -> str:
                 envelope = f"{width:.1f} pts ({envelope_reading(width)})"
             else:
                 envelope = "UNKNOWN"
-            runs = f"{row['runs']['min']}-{row['runs']['max']}" if row["runs"]["min"] != row["runs"]["max"] else str(row["runs"]["max"])
-            label = one_line(row["release"], 22) if by == "release" else one_line(row["release"], 22)
+            low, high = row["runs"]["min"], row["runs"]["max"]
+            runs = "-" if high is None else (str(high) if low == high else f"{low}-{high}")
+            label = one_line(row["release"], 22)
             out.append(
                 f"{label:<22} {cases['evaluated']:>6}/{cases['errored']}/{cases['skipped']:<4} "
                 f"{runs:>6} {k:>3}  {with_ci(row['pass_at_k'].get('1')):<22} "
                 f"{with_ci(at_k):<22} {with_ci(hat_k):<22} {envelope}"
             )
+            if by == "file":
+                out.append(f"    file {one_line(row['file'], 100)} (format {row['format']})")
             for cell in (at_k, hat_k):
                 if cell and cell.get("unknown_reason"):
                     out.append(f"    {cell['unknown_reason']}")

@@ -23,7 +23,7 @@ SELECT
         ELSE '0.4-'
     END AS format,
     NOT (list_contains(coalesce(json_keys(s.summary), []), 'purpose') OR list_contains(coalesce(json_keys(s.summary), []), 'pass_at_k')
-         OR s.schema = 'multivon.report/v2') AS upgraded,
+         OR coalesce(s.schema, '') = 'multivon.report/v2') AS upgraded,
     s.schema,
     (SELECT min(try_cast(t.recorded_at AS TIMESTAMPTZ))
      FROM (SELECT unnest(sc.trials) AS t FROM stage_cases AS sc WHERE sc.report_id = b.report_id)) AS recorded_at,

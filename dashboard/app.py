@@ -1,0 +1,59 @@
+"""relidash: the Streamlit entry point. Navigation, the sidebar, and loading; pages compose.
+
+Started by `relidash serve` (which sets RELIDASH_REPORTS / RELIDASH_CATALOG); pages live
+in dashboard/app_pages/ at fixed URL paths so shared links keep working.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import app_state
+from dashboard.app_auth import require_login
+
+HERE = Path(__file__).parent
+
+st.set_page_config(page_title="relidash", page_icon="📈", layout="wide")
+require_login()
+
+RELEASES = st.Page(HERE / "app_pages/releases.py", title="Releases", url_path="releases")
+
+
+def _home() -> None:
+    # The default page is served at "/" whatever its url_path; send it on to /releases so
+    # the Releases page has one address that links can use.
+    st.switch_page(RELEASES, query_params=dict(st.query_params))
+
+
+PAGES = [
+    st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
+    RELEASES,
+    st.Page(HERE / "app_pages/slices.py", title="Slices", url_path="slices"),
+    st.Page(HERE / "app_pages/lottery.py", title="Lottery cases", url_path="lottery"),
+    st.Page(HERE / "app_pages/gates.py", title="Gates", url_path="gates"),
+    st.Page(HERE / "app_pages/calculator.py", title="Calculator", url_path="calculator"),
+    st.Page(HERE / "app_pages/data.py", title="Data", url_path="data"),
+]
+page = st.navigation(PAGES)
+
+with st.sidebar:
+    reload = st.button("Reload reports", help="Pick up new, changed and deleted report files")
+    st.toggle(
+        "Count agent errors as failures",
+        key="count_agent_errors",
+        help="Off (multivon-eval's rule): cases with errors are left out. On: a model error or "
+        "timeout counts as a failed trial.",
+    )
+result = app_state.load_reports(force=reload)
+with st.sidebar:
+    served = app_state.catalog()
+    if served.notice:
+        st.warning(served.notice)
+    if result is not None:
+        st.caption(
+            f"{result.files} report files in {app_state.reports_dir().name}/ · "
+            f"{result.problems} problems · loaded in {result.seconds:.2f} s"
+        )
+page.run()

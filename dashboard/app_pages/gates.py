@@ -1,0 +1,44 @@
+"""Gates: a threshold on the pass^k CI lower bound per release, optionally per slice."""
+
+import streamlit as st
+
+from dashboard import app_state, charts, views
+from dashboard.app_widgets import download, linked_select, no_reports, policy
+
+st.title("Gates")
+version = app_state.version()
+overview = app_state.overview(version)
+if overview.empty:
+    no_reports()
+count_errors = policy()
+st.caption(
+    "As multivon-eval's assert_pass_hat_k(k, min_ci_low): a release passes when the lower bound "
+    "of its 95% pass^k CI reaches the threshold. UNKNOWN (k beyond the recorded runs, or no "
+    "evaluated cases) fails: an ungateable claim is never a pass."
+)
+c1, c2, c3 = st.columns([2, 1, 1])
+with c1:
+    suite = linked_select("suite", "Suite", views.suite_names(overview), page="gates")
+releases = views.suite_releases(overview, suite)
+k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
+with c2:
+    k = linked_select("k", "k", list(range(1, k_max + 1)), 4 if k_max >= 4 else 1, page="gates")
+with c3:
+    threshold = st.number_input("Min CI lower bound", 0.0, 1.0, 0.5, 0.05, key="gate_threshold")
+cases = app_state.suite_cases(version, suite, count_errors)
+tags = sorted({str(t) for tags in cases["tags"] for t in (tags if tags is not None else [])})
+slice_rules = []
+with st.expander("Per-slice rules"):
+    chosen = st.multiselect("Slices with their own threshold", tags, key="gate_slices")
+    for tag in chosen:
+        slice_rules.append((tag, st.number_input(f"Min CI lower bound for {tag}", 0.0, 1.0, 1.0 if "safety" in tag else threshold, 0.05, key=f"gate_{tag}")))
+rules = ((None, float(threshold)), *((t, float(v)) for t, v in slice_rules))
+table = app_state.gate_table(version, suite, k, rules, count_errors)
+latest = table[table["release_rank"] == table["release_rank"].max()]
+for verdict in latest.itertuples(index=False):
+    shown = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
+    (st.success if verdict.verdict == "PASSED" else st.error)(shown)
+st.altair_chart(charts.gate_chart(table, list(releases["release"]), k), width="content")
+shown = table[["release", "slice", "threshold", "verdict", "pass_hat_k", "ci_low", "ci_high", "n_cases", "detail"]]
+st.dataframe(shown, hide_index=True, width="stretch")
+download(shown, f"gates-{suite}-k{k}")

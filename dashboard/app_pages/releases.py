@@ -1,0 +1,45 @@
+"""Releases: pass@k and pass^k across the releases of a suite, with CI bands."""
+
+import streamlit as st
+
+from dashboard import app_state, charts, views
+from dashboard.app_widgets import download, linked_select, no_reports, policy
+
+st.title("Releases")
+version = app_state.version()
+overview = app_state.overview(version)
+if overview.empty:
+    no_reports()
+count_errors = policy()
+left, right = st.columns([3, 1])
+with left:
+    suite = linked_select("suite", "Suite", views.suite_names(overview), page="releases")
+releases = views.suite_releases(overview, suite)
+k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
+default_k = int(releases["runs_max"].iloc[-1]) if releases["runs_max"].notna().iloc[-1] else 1
+with right:
+    k = linked_select("k", "k (trials a user meets)", list(range(1, k_max + 1)), default_k, page="releases")
+
+table = app_state.release_table(version, suite, k, count_errors)
+shown = views.display_release_table(table)
+st.dataframe(shown, hide_index=True, width="stretch")
+for note in views.unknown_notes(table):
+    st.caption(f"⚠ {note}")
+download(shown, f"releases-{suite}-k{k}")
+st.caption(
+    "Envelope = pass@k − pass^k: over 50 points is a gambler (capable, unreliable), under 20 is steady. "
+    "◆ marks a change whose 95% CIs do not overlap."
+)
+
+st.subheader(f"pass@{k} and pass^{k} across releases")
+st.altair_chart(charts.releases_chart(table, k), width="stretch")
+
+st.subheader("pass^k against k for one release")
+release = linked_select("release", "Release", list(releases["release"]), page="releases")
+row = releases[releases["release"] == release].iloc[0]
+curve = app_state.passk_curve(version, int(row["report_id"]), k_max, count_errors)
+st.altair_chart(charts.curve_chart(curve), width="stretch")
+unknown = curve[curve["value"].isna()]
+if not unknown.empty:
+    st.caption(f"k ≥ {int(unknown['k'].min())}: {unknown['unknown_reason'].iloc[0]}")
+download(curve, f"curve-{suite}-{release}")

@@ -1,0 +1,124 @@
+"""The Streamlit cache boundary: the served catalog, per-session loading, cached frames.
+
+Pages call only these functions and the chart factories. Cached results are keyed by
+simple arguments plus the catalog version, so a reload that changed nothing keeps them
+and a reload that changed something invalidates them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import service, views
+from dashboard.data.catalog import resolve_catalog_path
+from dashboard.data.ingest import IngestResult
+from dashboard.data.snapshot import ServedCatalog
+
+ENV_REPORTS = "RELIDASH_REPORTS"
+ENV_CATALOG = "RELIDASH_CATALOG"
+ENV_MAX_MB = "RELIDASH_MAX_FILE_MB"
+
+
+def reports_dir() -> Path:
+    return Path(os.environ.get(ENV_REPORTS, "sample_reports")).resolve()
+
+
+@st.cache_resource(show_spinner=False)
+def served_catalog(directory: str, catalog: str | None) -> ServedCatalog:
+    path = Path(directory)
+    return ServedCatalog(path, resolve_catalog_path(path, catalog))
+
+
+def catalog() -> ServedCatalog:
+    return served_catalog(str(reports_dir()), os.environ.get(ENV_CATALOG) or None)
+
+
+def load_reports(force: bool = False) -> IngestResult | None:
+    """Refresh the catalog once per session (and on demand), with a progress bar."""
+    served = catalog()
+    if not force and st.session_state.get("relidash_loaded_version") is not None and served.version >= 0:
+        return served.last_result
+    directory = reports_dir()
+    if not directory.is_dir():
+        st.error(f"The reports directory {directory} does not exist.")
+        st.stop()
+    bar = st.progress(0.0, text="Loading reports…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total if total else 1.0, text=f"Loading reports: {done} of {total} files parsed")
+
+    max_bytes = int(float(os.environ.get(ENV_MAX_MB, "256")) * 1024 * 1024)
+    result = served.refresh(
+        lambda con: service.refresh_catalog(con, directory, max_bytes=max_bytes, progress=progress)
+    )
+    bar.empty()
+    st.session_state["relidash_loaded_version"] = served.version
+    return result
+
+
+def version() -> int:
+    return catalog().version
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def overview(version: int) -> pd.DataFrame:
+    return service.report_overview(catalog().cursor())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def problems(version: int) -> pd.DataFrame:
+    return service.load_problems(catalog().cursor())
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def release_table(version: int, suite: str, k: int, count_agent_errors: bool) -> pd.DataFrame:
+    return views.release_table(catalog().cursor(), overview(version), suite, k, count_agent_errors)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def passk_curve(version: int, report_id: int, k_max: int, count_agent_errors: bool) -> pd.DataFrame:
+    return views.passk_curve(catalog().cursor(), report_id, k_max, count_agent_errors)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFrame:
+    from dashboard.data.queries import run_query
+
+    return run_query(catalog().cursor(), "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def slice_metrics(version: int, suite: str, dim: str, k: int, count_agent_errors: bool) -> pd.DataFrame:
+    return views.slice_metrics(catalog().cursor(), overview(version), suite, dim, k, count_agent_errors)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def case_history(version: int, suite: str, tag: str | None, count_agent_errors: bool) -> pd.DataFrame:
+    return views.case_history(catalog().cursor(), overview(version), suite, tag, count_agent_errors)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def lottery_table(version: int, suite: str, report_id: int, k: int, count_agent_errors: bool) -> pd.DataFrame:
+    return views.lottery_table(catalog().cursor(), overview(version), suite, report_id, k, count_agent_errors)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def case_detail(version: int, report_id: int, case_idx: int) -> dict[str, Any] | None:
+    return views.case_detail(catalog().cursor(), report_id, case_idx)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def case_trials(version: int, report_id: int, case_idx: int) -> pd.DataFrame:
+    return views.case_trials(catalog().cursor(), report_id, case_idx)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def gate_table(
+    version: int, suite: str, k: int, rules: tuple[tuple[str | None, float], ...], count_agent_errors: bool
+) -> pd.DataFrame:
+    return views.gate_table(catalog().cursor(), overview(version), suite, k, rules, count_agent_errors)

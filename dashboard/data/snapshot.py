@@ -1,0 +1,80 @@
+"""A served catalog: one short-lived writer refreshes it, readers query an in-memory copy.
+
+DuckDB lets one process write a database file; a server that kept the catalog open would
+lock out `relidash summary` and other servers. So the server opens the file only to
+refresh it (retrying while another process holds it), copies the tables into memory, and
+closes it. Queries run on cursors of the in-memory copy, one per thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from dashboard.data.catalog import MEMORY, CatalogError, open_catalog
+from dashboard.data.ingest import IngestResult, catalog_version
+
+BUSY_RETRY_SECONDS = 30.0
+
+
+class ServedCatalog:
+    def __init__(self, reports_dir: Path, location: str) -> None:
+        self.reports_dir = reports_dir
+        self.location = location
+        self.version = -1
+        self.last_result: IngestResult | None = None
+        self.notice: str | None = None
+        self._lock = threading.Lock()
+        self._memory: duckdb.DuckDBPyConnection | None = None
+
+    def refresh(self, load: Callable[[duckdb.DuckDBPyConnection], IngestResult]) -> IngestResult | None:
+        """Run `load` on a writer connection, then swap in a fresh in-memory copy if it changed."""
+        with self._lock:
+            if self.location == MEMORY:
+                if self._memory is None:
+                    self._memory = open_catalog(MEMORY)
+                self.last_result = load(self._memory)
+                self.version = catalog_version(self._memory)
+                return self.last_result
+            writer = self._open_writer()
+            if writer is None:
+                return None
+            try:
+                self.last_result = load(writer)
+                version = catalog_version(writer)
+            finally:
+                writer.close()
+            if version != self.version or self._memory is None:
+                self._memory = self._copy_to_memory()
+                self.version = version
+            return self.last_result
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        if self._memory is None:
+            raise CatalogError("the catalog has not been loaded yet")
+        return self._memory.cursor()
+
+    def _open_writer(self) -> duckdb.DuckDBPyConnection | None:
+        deadline = time.monotonic() + BUSY_RETRY_SECONDS
+        while True:
+            try:
+                self.notice = None
+                return open_catalog(self.location)
+            except CatalogError as exc:
+                if time.monotonic() > deadline:
+                    if self._memory is None:
+                        raise
+                    self.notice = f"{exc}. Showing the reports as last loaded."
+                    return None
+                time.sleep(0.5)
+
+    def _copy_to_memory(self) -> duckdb.DuckDBPyConnection:
+        memory = duckdb.connect(MEMORY)
+        memory.execute("ATTACH $p AS cat (READ_ONLY)", {"p": self.location})
+        memory.execute("COPY FROM DATABASE cat TO memory")
+        memory.execute("DETACH cat")
+        return memory

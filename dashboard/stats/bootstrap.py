@@ -1,0 +1,170 @@
+"""Cluster-bootstrap percentile intervals that reproduce multivon-eval's to the last bit.
+
+Role: the confidence interval on a suite's mean of per-case estimates. Cases, not
+trials, are resampled (trials of one case are correlated; resampling them would fake
+precision). multivon-eval draws each resample with `random.Random(seed).choice(values)`,
+m draws per resample, 2000 resamples, in a Python loop. Here the same draws come from
+numpy: `random.Random(seed)` seeds MT19937 with `init_by_array` of the seed's 32-bit
+words, as `numpy.random.RandomState([seed])` does, and `choice` keeps the top
+`m.bit_length()` bits of one 32-bit output, rejecting values >= m. Upstream reuses one
+seed for every call, so the resample index matrix depends only on (m, n_boot, seed) and
+is built once and cached.
+
+Case order matters: the i-th draw picks the i-th value of the list as given, so values
+must be passed in the report's case (file) order to match upstream.
+
+Must not: compute per-case estimators, decide what is UNKNOWN, or import pandas, DuckDB
+or Streamlit.
+
+References: Efron & Tibshirani 1993, "An Introduction to the Bootstrap" (percentile
+interval); Wilson 1927 (the fallback for degenerate samples).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from .intervals import check_confidence, wilson_bounds
+
+METHOD_BOOTSTRAP: Final = "cluster-bootstrap"
+METHOD_WILSON: Final = "wilson"
+
+FloatArray = npt.NDArray[np.float64]
+IndexArray = npt.NDArray[np.intp]
+StrArray = npt.NDArray[np.str_]
+
+
+# --- validation -------------------------------------------------------------------------
+
+
+def _check_int(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)
+
+
+def _check_choice_args(m: int, n_boot: int, seed: int) -> tuple[int, int, int]:
+    m = _check_int("m", m, 1)
+    if m >= 2**32:
+        raise ValueError(f"m must be < 2**32 (one 32-bit output per draw), got {m}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    return m, _check_int("n_boot", n_boot, 1), int(seed)
+
+
+def _check_values(values: npt.ArrayLike) -> FloatArray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] < 1:
+        raise ValueError(f"values must have shape (rows, m) with m >= 1, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError("values must be finite")
+    return arr
+
+
+# --- computation ------------------------------------------------------------------------
+
+
+def _cpython_mt19937(seed: int) -> np.random.MT19937:
+    """An MT19937 in the state `random.Random(seed)` starts from."""
+    words = []
+    rest = abs(seed)  # CPython seeds with |seed|
+    while rest:
+        words.append(rest & 0xFFFFFFFF)
+        rest >>= 32
+    # a list, not an int: a list takes numpy's init_by_array path, an int init_genrand
+    legacy = np.random.RandomState(words or [0])
+    bit_generator = np.random.MT19937(0)
+    bit_generator.state = {
+        "bit_generator": "MT19937",
+        "state": legacy.get_state(legacy=False)["state"],
+    }
+    return bit_generator
+
+
+@lru_cache(maxsize=32)
+def _choice_indices(m: int, n_boot: int, seed: int) -> IndexArray:
+    bit_generator = _cpython_mt19937(seed)
+    bits = m.bit_length()
+    accept = m / 2**bits  # >= 1/2
+    needed = m * n_boot
+    kept: list[npt.NDArray[np.uint64]] = []
+    have = 0
+    while have < needed:
+        # over-draw a little so one chunk almost always suffices; surplus draws are
+        # dropped, which is safe because nothing reads the generator afterwards
+        draw = int((needed - have) / accept * 1.02) + 64
+        raw = np.asarray(bit_generator.random_raw(draw), dtype=np.uint64) >> np.uint64(32 - bits)
+        chunk = raw[raw < m]
+        kept.append(chunk)
+        have += chunk.size
+    indices = np.concatenate(kept)[:needed].astype(np.intp).reshape(n_boot, m)
+    indices.flags.writeable = False
+    return indices
+
+
+def cpython_choice_indices(m: int, n_boot: int = 2000, seed: int = 0) -> IndexArray:
+    """The indices `random.Random(seed)` picks in n_boot rounds of m `choice` calls.
+
+    Shape (n_boot, m), read-only and cached: equal to
+    `[[rng._randbelow(m) for _ in range(m)] for _ in range(n_boot)]`.
+    """
+    return _choice_indices(*_check_choice_args(m, n_boot, seed))
+
+
+def _resample_means(rows: FloatArray, indices: IndexArray) -> FloatArray:
+    """Mean of every resample of every row, shape (rows, n_boot)."""
+    total: FloatArray = np.zeros((rows.shape[0], indices.shape[0]))
+    # one column of draws at a time: adds left to right like upstream's sum(), so the
+    # means are bit-identical, and memory stays at rows x n_boot however large m is
+    for column in np.ascontiguousarray(indices.T):
+        total += np.take(rows, column, axis=1)
+    means: FloatArray = total / rows.shape[1]
+    return means
+
+
+def _percentiles(means: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
+    """Upstream's `_quantile` at alpha/2 and 1 - alpha/2 of each row's sorted means."""
+    size = means.shape[1]
+    alpha = 1 - confidence
+    positions = []
+    for q in (alpha / 2, 1 - alpha / 2):
+        idx = q * (size - 1)
+        lo = int(idx)
+        positions.append((lo, min(lo + 1, size - 1), idx - lo))
+    # only four order statistics are needed: a partition finds them without a full sort
+    ordered = np.partition(means, sorted({p for lo, hi, _ in positions for p in (lo, hi)}), axis=1)
+    low, high = (ordered[:, lo] * (1 - frac) + ordered[:, hi] * frac for lo, hi, frac in positions)
+    return low, high
+
+
+def cluster_bootstrap_ci(
+    values: npt.ArrayLike, confidence: float = 0.95, n_boot: int = 2000, seed: int = 0
+) -> tuple[FloatArray, FloatArray, StrArray]:
+    """Percentile cluster-bootstrap interval on the mean of each row of `values`.
+
+    `values` has shape (r, m): r independent rows (one per k, say), each holding m
+    per-case estimates in case order. Returns (low, high, method), each of shape (r,).
+
+    A row whose values are all equal (one case, an all-pass suite) would collapse to a
+    point and overstate certainty; like upstream it falls back to a Wilson interval on
+    values[0] * m successes of m (method "wilson"), which treats the m estimates as m
+    Bernoulli trials: a conservative heuristic, not a bootstrap-consistent interval.
+    """
+    rows = _check_values(values)
+    confidence = check_confidence(confidence)
+    m, n_boot, seed = _check_choice_args(rows.shape[1], n_boot, seed)
+    low, high = np.empty(rows.shape[0]), np.empty(rows.shape[0])
+    method = np.full(rows.shape[0], METHOD_BOOTSTRAP)
+    flat = rows.min(axis=1) == rows.max(axis=1)
+    low[flat], high[flat] = wilson_bounds(rows[flat, 0] * m, m, confidence)
+    method[flat] = METHOD_WILSON
+    if not flat.all():
+        means = _resample_means(rows[~flat], cpython_choice_indices(m, n_boot, seed))
+        low[~flat], high[~flat] = _percentiles(means, confidence)
+    return low, high, method

@@ -1,0 +1,198 @@
+"""Suite-level pass@k and pass^k with cluster-bootstrap intervals, or an honest UNKNOWN.
+
+Role: average the per-case estimators over a suite's evaluated cases for several k at
+once, attach multivon-eval's interval (seeded cluster bootstrap, Wilson when every case
+has the same value), and say UNKNOWN, with multivon-eval's own words, when k exceeds
+the trials some case recorded. The numbers equal multivon-eval 0.20.0's
+`EvalReport.pass_at_k` / `pass_hat_k` to float rounding.
+
+Must not: choose which cases are evaluated (the data layer passes evaluated cases only,
+in file order), extrapolate past the recorded trials, or import pandas, DuckDB or
+Streamlit.
+
+References: Chen et al. 2021, arXiv:2107.03374 (pass@k); Yao et al. 2024,
+arXiv:2406.12045 (pass^k); Wilson 1927 (the degenerate-sample fallback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import comb
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from .bootstrap import cluster_bootstrap_ci
+from .estimators import (
+    METRIC_PASS_AT_K,
+    FloatArray,
+    IntArray,
+    check_cases,
+    check_k,
+    check_metric,
+    pass_k_table,
+)
+from .intervals import check_confidence
+
+METHOD_UNKNOWN: Final = ""
+NO_CASES_REASON: Final = "UNKNOWN — no evaluated cases to estimate from."
+
+# Per-case values that upstream's exact binomial ratios make equal can differ by a few
+# ulps in the product form, which would flip the all-equal (Wilson) branch of the
+# interval. Rows whose spread is this small are re-decided with upstream's arithmetic.
+_TIE_SPREAD: Final = 1e-9
+
+
+@dataclass(frozen=True)
+class PassKResult:
+    """One suite-level estimate at one k; `value is None` means honestly UNKNOWN."""
+
+    k: int
+    metric: str  # "pass@k" | "pass^k"
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_cases: int
+    runs: int  # min n over the cases: the largest k the data supports (0 when none)
+    method: str  # "cluster-bootstrap" | "wilson" | "" (UNKNOWN)
+    unknown_reason: str = ""
+
+    @property
+    def unknown(self) -> bool:
+        return self.value is None
+
+
+# --- validation -------------------------------------------------------------------------
+
+
+def _check_suite_args(
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    ks: Sequence[int],
+    metric: str,
+    confidence: float,
+    n_boot: int,
+    seed: int,
+) -> tuple[IntArray, IntArray, list[int]]:
+    n_arr, c_arr = check_cases(n, c)
+    if isinstance(ks, str | bytes) or not isinstance(ks, Sequence | np.ndarray):
+        raise ValueError(f"ks must be a sequence of integers, got {ks!r}")
+    k_list = [check_k(k) for k in ks]
+    check_metric(metric)
+    check_confidence(confidence)
+    check_k(n_boot, "n_boot")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    return n_arr, c_arr, k_list
+
+
+# --- computation ------------------------------------------------------------------------
+
+
+def _unknown_reason(k: int, n: IntArray) -> str:
+    runs = int(n.min())
+    where = "the shortest-run case (early_stop)" if (n != runs).any() else "each case"
+    return (
+        f"UNKNOWN — k={k} exceeds the {runs} trials of {where}; "
+        f"rerun with --runs >= {k} or pass k <= {runs}. "
+        f"multivon-eval does not extrapolate."
+    )
+
+
+def _upstream_estimate(n: int, c: int, k: int, metric: str) -> float:
+    """One case's value exactly as multivon-eval computes it (exact binomials, one division)."""
+    if metric == METRIC_PASS_AT_K:
+        if c == 0:
+            return 0.0
+        if n - c < k:
+            return 1.0
+        return 1.0 - comb(n - c, k) / comb(n, k)
+    if c < k:
+        return 0.0
+    return comb(c, k) / comb(n, k)
+
+
+def _match_upstream_ties(
+    rows: FloatArray, ks: IntArray, n: IntArray, c: IntArray, metric: str
+) -> FloatArray:
+    """Replace nearly-flat rows by upstream's own per-case floats.
+
+    Upstream's ratios of exact binomials are correctly rounded, so equal ratios are equal
+    floats (pass^2 of 3/6 and of 7/15 are both 0.2) and the row takes the Wilson branch;
+    the product form gives 0.2 and 0.19999999999999998 and would bootstrap instead. The
+    product form is within a few ulps of the exact ratio, so any row upstream calls flat
+    has a spread far below _TIE_SPREAD; the rare rows under it are recomputed once per
+    distinct (n, c) with upstream's arithmetic, which settles the branch as upstream does.
+    """
+    spread = rows.max(axis=1) - rows.min(axis=1)
+    nearly_flat = np.flatnonzero((spread > 0) & (spread <= _TIE_SPREAD))
+    if nearly_flat.size == 0:
+        return rows
+    rows = rows.copy()
+    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    for r in nearly_flat:
+        k = int(ks[r])
+        exact = np.array([_upstream_estimate(int(a), int(b), k, metric) for a, b in pairs])
+        rows[r] = exact[inverse.ravel()]
+    return rows
+
+
+def _suite_pass_k(
+    n: IntArray,
+    c: IntArray,
+    ks: list[int],
+    metric: str,
+    confidence: float,
+    n_boot: int,
+    seed: int,
+) -> list[PassKResult]:
+    if n.size == 0:
+        return [
+            PassKResult(k, metric, None, None, None, 0, 0, METHOD_UNKNOWN, NO_CASES_REASON)
+            for k in ks
+        ]
+    m, runs = n.size, int(n.min())
+    known = np.array(sorted({k for k in ks if k <= runs}), dtype=np.int64)
+    estimates: dict[int, PassKResult] = {}
+    if known.size:
+        rows = pass_k_table(n, c, int(known[-1]), metric)[known - 1]
+        rows = _match_upstream_ties(rows, known, n, c, metric)
+        values = rows.mean(axis=1)
+        low, high, method = cluster_bootstrap_ci(rows, confidence, n_boot, seed)
+        for k, v, lo, hi, how in zip(known, values, low, high, method, strict=True):
+            # the percentile interval of a skewed resample can miss the point estimate
+            estimates[int(k)] = PassKResult(
+                int(k), metric, float(v), float(min(lo, v)), float(max(hi, v)), m, runs, str(how)
+            )
+    return [
+        estimates[k]
+        if k in estimates
+        else PassKResult(
+            k, metric, None, None, None, m, runs, METHOD_UNKNOWN, _unknown_reason(k, n)
+        )
+        for k in ks
+    ]
+
+
+def suite_pass_k(
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    ks: Sequence[int],
+    metric: str,
+    *,
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> list[PassKResult]:
+    """Suite pass@k or pass^k (`metric`) at each k of `ks`, in the order given.
+
+    `n` and `c` are each evaluated case's trial and pass counts, in case (file) order:
+    the bootstrap draws cases by position, so another order gives another interval.
+    Each case uses its own n. A k above min(n) is UNKNOWN with multivon-eval's reason
+    text, as is every k when there are no cases. Known ks share one table of per-case
+    estimates and one bootstrap call.
+    """
+    n_arr, c_arr, k_list = _check_suite_args(n, c, ks, metric, confidence, n_boot, seed)
+    return _suite_pass_k(n_arr, c_arr, k_list, metric, confidence, n_boot, int(seed))
