@@ -62,8 +62,8 @@ def _check_values(values: npt.ArrayLike) -> FloatArray:
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[1] < 1:
         raise ValueError(f"values must have shape (rows, m) with m >= 1, got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError("values must be finite")
+    if not ((arr >= 0.0) & (arr <= 1.0)).all():  # also refuses NaN
+        raise ValueError("values must be per-case estimates in [0, 1]")
     return arr
 
 
@@ -120,8 +120,8 @@ def cpython_choice_indices(m: int, n_boot: int = 2000, seed: int = 0) -> IndexAr
 def _resample_means(rows: FloatArray, indices: IndexArray) -> FloatArray:
     """Mean of every resample of every row, shape (rows, n_boot)."""
     total: FloatArray = np.zeros((rows.shape[0], indices.shape[0]))
-    # one column of draws at a time: adds left to right like upstream's sum(), so the
-    # means are bit-identical, and memory stays at rows x n_boot however large m is
+    # one column of draws at a time: adds left to right like upstream's sum(), so for the
+    # same values the means are bit-identical, and memory stays at rows x n_boot for any m
     for column in np.ascontiguousarray(indices.T):
         total += np.take(rows, column, axis=1)
     means: FloatArray = total / rows.shape[1]

@@ -14,7 +14,6 @@ inference", JASA 22(158).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +31,6 @@ def _norm_cdf(x: float) -> float:
     return (1 + math.erf(x / math.sqrt(2))) / 2
 
 
-@lru_cache(maxsize=64)
 def norm_ppf(p: float) -> float:
     """Inverse standard normal CDF by 50 Newton steps from 0, p clipped to [1e-9, 1 - 1e-9].
 
@@ -51,11 +49,10 @@ def norm_ppf(p: float) -> float:
 
 
 def _check_counts(successes: FloatArray, n: FloatArray) -> None:
-    if not (np.isfinite(successes).all() and np.isfinite(n).all()):
-        raise ValueError("successes and n must be finite")
-    if (n < 0).any() or (n != np.round(n)).any():
-        raise ValueError(f"n must be a whole number >= 0, got {n[(n < 0) | (n != np.round(n))][0]}")
-    bad = (successes < 0) | (successes > n)
+    bad = ~np.isfinite(n) | (n < 0) | (n != np.round(n))
+    if bad.any():
+        raise ValueError(f"n must be a whole number >= 0, got {n[bad][0]}")
+    bad = ~((successes >= 0) & (successes <= n))  # also catches NaN
     if bad.any():
         raise ValueError(f"successes must be in [0, n], got {successes[bad][0]} of {n[bad][0]}")
 

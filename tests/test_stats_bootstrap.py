@@ -1,0 +1,192 @@
+"""Cluster bootstrap: CPython's draws reproduced, and upstream's loop matched bit for bit."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashboard.stats import (
+    METHOD_BOOTSTRAP,
+    METHOD_WILSON,
+    cluster_bootstrap_ci,
+    cpython_choice_indices,
+)
+
+# --- multivon-eval 0.20.0 passk._cluster_bootstrap_ci and its helpers, verbatim -----------
+
+
+def _norm_cdf(x: float) -> float:
+    return (1 + math.erf(x / math.sqrt(2))) / 2
+
+
+def _norm_ppf(p: float) -> float:
+    p = max(1e-9, min(1 - 1e-9, p))
+    x = 0.0
+    for _ in range(50):
+        fx = _norm_cdf(x) - p
+        dfx = math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        if dfx == 0:
+            break
+        x -= fx / dfx
+    return x
+
+
+def wilson_interval(pass_count: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    z = _norm_ppf(1 - (1 - confidence) / 2)
+    p_hat = pass_count / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (p_hat + z2 / (2 * n)) / denom
+    margin = (z * math.sqrt(p_hat * (1 - p_hat) / n + z2 / (4 * n * n))) / denom
+    return (max(0.0, center - margin), min(1.0, center + margin))
+
+
+def _quantile(sorted_vals: list[float], q: float) -> float:
+    idx = q * (len(sorted_vals) - 1)
+    lo = int(idx)
+    hi = min(lo + 1, len(sorted_vals) - 1)
+    frac = idx - lo
+    return sorted_vals[lo] * (1 - frac) + sorted_vals[hi] * frac
+
+
+def _cluster_bootstrap_ci(
+    values: list[float], confidence: float, n_boot: int, seed: int
+) -> tuple[float, float]:
+    if min(values) == max(values):
+        m = len(values)
+        return wilson_interval(values[0] * m, m, confidence)
+    rng = random.Random(seed)
+    m = len(values)
+    means = sorted(sum(rng.choice(values) for _ in range(m)) / m for _ in range(n_boot))
+    alpha = 1 - confidence
+    return _quantile(means, alpha / 2), _quantile(means, 1 - alpha / 2)
+
+
+# --- the index stream ---------------------------------------------------------------------
+
+
+def cpython_stream(m: int, n_boot: int, seed: int) -> list[list[int]]:
+    rng = random.Random(seed)
+    return [[rng._randbelow(m) for _ in range(m)] for _ in range(n_boot)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**32 + 7, 2**70 + 3, -5])
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 7, 8, 50, 1000])
+def test_choice_indices_equal_cpython(m: int, seed: int) -> None:
+    n_boot = 2000 if m <= 50 else 40
+    got = cpython_choice_indices(m, n_boot, seed)
+    assert got.shape == (n_boot, m)
+    assert got.tolist() == cpython_stream(m, n_boot, seed)
+
+
+def test_choice_indices_match_choice_itself() -> None:
+    values = list(range(100, 113))
+    rng = random.Random(0)
+    picks = [[rng.choice(values) for _ in values] for _ in range(2000)]
+    assert (np.asarray(values)[cpython_choice_indices(13)] == picks).all()
+
+
+def test_choice_indices_cached_and_read_only() -> None:
+    first = cpython_choice_indices(9, 100, 3)
+    assert cpython_choice_indices(9, 100, 3) is first
+    assert not first.flags.writeable
+    with pytest.raises(ValueError):
+        first[0, 0] = 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((0,), "m must be >= 1"),
+        ((3, 0), "n_boot must be >= 1"),
+        ((True,), "m must be an"),
+        ((3, 10, 1.5), "seed must be"),
+        ((2**32,), "2\\*\\*32"),
+    ],
+)
+def test_choice_indices_validation(args, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        cpython_choice_indices(*args)
+
+
+# --- the interval -------------------------------------------------------------------------
+
+
+def test_single_row_matches_upstream_exactly() -> None:
+    values = [0.1 * (i % 7) + 1 / (i + 3) for i in range(37)]  # m > 8: numpy's sum would differ
+    low, high, method = cluster_bootstrap_ci(np.array([values]))
+    # sequential sums and the same interpolation: identical floats, not merely close
+    assert (low[0], high[0]) == _cluster_bootstrap_ci(values, 0.95, 2000, 0)
+    assert method.tolist() == [METHOD_BOOTSTRAP]
+
+
+def test_rows_are_independent_and_flat_rows_use_wilson() -> None:
+    rows = np.array(
+        [
+            [1.0, 1.0, 1.0, 1.0, 1.0],
+            [0.0, 0.0, 0.0, 0.0, 0.0],
+            [0.4, 0.4, 0.4, 0.4, 0.4],
+            [1.0, 0.0, 1.0, 1.0, 0.5],
+            [0.9, 0.1, 0.2, 0.3, 0.0],
+        ]
+    )
+    low, high, method = cluster_bootstrap_ci(rows, confidence=0.9)
+    assert method.tolist() == [METHOD_WILSON] * 3 + [METHOD_BOOTSTRAP] * 2
+    for r, row in enumerate(rows.tolist()):
+        want = _cluster_bootstrap_ci(row, 0.9, 2000, 0)
+        assert (low[r], high[r]) == pytest.approx(want, abs=1e-15)
+
+
+def test_one_case_at_one_is_wilson() -> None:
+    low, high, method = cluster_bootstrap_ci([[1.0]])
+    assert (round(float(low[0]), 4), float(high[0]), method[0]) == (0.2065, 1.0, METHOD_WILSON)
+
+
+def test_no_rows() -> None:
+    low, high, method = cluster_bootstrap_ci(np.empty((0, 4)))
+    assert low.shape == high.shape == method.shape == (0,)
+
+
+@pytest.mark.parametrize(
+    ("values", "kwargs", "message"),
+    [
+        ([1.0, 2.0], {}, "shape"),
+        (np.empty((2, 0)), {}, "shape"),
+        ([[np.nan, 1.0]], {}, r"\[0, 1\]"),
+        ([[2.0, 2.0]], {}, r"\[0, 1\]"),
+        ([[0.0, 1.0]], {"confidence": 1.0}, "confidence"),
+        ([[0.0, 1.0]], {"n_boot": 0}, "n_boot"),
+    ],
+)
+def test_validation(values, kwargs, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        cluster_bootstrap_ci(values, **kwargs)
+
+
+estimate = st.sampled_from([0.0, 0.125, 1 / 3, 0.5, 0.75, 1.0]) | st.floats(0, 1)
+row_lists = st.integers(1, 9).flatmap(
+    lambda m: st.lists(st.lists(estimate, min_size=m, max_size=m), min_size=1, max_size=3)
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    row_lists,
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+    st.integers(1, 300),
+    st.integers(0, 2**40),
+)
+def test_matches_upstream_loop(rows, confidence: float, n_boot: int, seed: int) -> None:
+    low, high, method = cluster_bootstrap_ci(np.array(rows), confidence, n_boot, seed)
+    for r, row in enumerate(rows):
+        want = _cluster_bootstrap_ci(row, confidence, n_boot, seed)
+        assert abs(low[r] - want[0]) <= 1e-12 and abs(high[r] - want[1]) <= 1e-12
+        assert method[r] == (METHOD_WILSON if min(row) == max(row) else METHOD_BOOTSTRAP)
+        assert 0.0 <= low[r] <= high[r] <= 1.0
