@@ -23,10 +23,18 @@ $(VENV)/.test-installed: pyproject.toml
 run: $(VENV)/.run-installed
 	$(BIN)/relidash serve $(REPORTS) --port $(PORT)
 
-test: $(VENV)/.test-installed
+# multivon-eval itself, in a throwaway venv, for the tests that compare against it.
+# It is never a dependency of relidash.
+UPSTREAM := .venv-upstream
+$(UPSTREAM)/.installed:
+	$(PYTHON) -m venv $(UPSTREAM)
+	$(UPSTREAM)/bin/python -m pip install --quiet multivon-eval==0.20.0
+	touch $@
+
+test: $(VENV)/.test-installed $(UPSTREAM)/.installed
 	bash tools/ensure_chromium.sh
 	$(BIN)/ruff check dashboard tests tools benchmarks
-	$(BIN)/python -m pytest
+	RELIDASH_UPSTREAM_PYTHON=$(CURDIR)/$(UPSTREAM)/bin/python $(BIN)/python -m pytest
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check dashboard tests tools benchmarks
@@ -42,4 +50,4 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/bench_load.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(UPSTREAM) .pytest_cache .ruff_cache .mypy_cache

@@ -122,10 +122,10 @@ def _metric_row(report_id: int, r: PassKResult) -> dict[str, Any]:
 
 
 def stored_block_problem(
-    metric: str, stored: str | None, n: np.ndarray, c: np.ndarray
+    metric: str, stored: Any, n: np.ndarray, c: np.ndarray
 ) -> str | None:
     """A reason when a 0.16+ report's stored pass@k / pass^k block disagrees with its cases."""
-    if stored is None:
+    if not isinstance(stored, str):  # absent (pre-0.16, or a single-run report)
         return None
     try:
         block = json.loads(stored)
@@ -201,6 +201,10 @@ def _metric_map(frame: pd.DataFrame, k_max: int) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _text(x: Any) -> str | None:
+    return x if isinstance(x, str) else None
+
+
 def _num(x: Any) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
@@ -244,7 +248,7 @@ def report_records(
                 ),
                 "lottery": [
                     {
-                        "case_id": case.case_id,
+                        "case_id": _text(case.case_id),
                         "input": case.input,
                         "passes": int(case.passes),
                         "runs": int(case.runs),
