@@ -41,7 +41,11 @@ def catalog() -> ServedCatalog:
 def load_reports(force: bool = False) -> IngestResult | None:
     """Refresh the catalog once per session (and on demand), with a progress bar."""
     served = catalog()
-    if not force and st.session_state.get("relidash_loaded_version") is not None and served.version >= 0:
+    if (
+        not force
+        and st.session_state.get("relidash_loaded_version") is not None
+        and served.version >= 0
+    ):
         return served.last_result
     directory = reports_dir()
     if not directory.is_dir():
@@ -50,7 +54,9 @@ def load_reports(force: bool = False) -> IngestResult | None:
     bar = st.progress(0.0, text="Loading reports…")
 
     def progress(done: int, total: int) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Loading reports: {done} of {total} files parsed")
+        bar.progress(
+            done / total if total else 1.0, text=f"Loading reports: {done} of {total} files parsed"
+        )
 
     max_bytes = int(float(os.environ.get(ENV_MAX_MB, "256")) * 1024 * 1024)
     result = served.refresh(
@@ -89,22 +95,34 @@ def passk_curve(version: int, report_id: int, k_max: int, count_agent_errors: bo
 def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFrame:
     from dashboard.data.queries import run_query
 
-    return run_query(catalog().cursor(), "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
+    return run_query(
+        catalog().cursor(), "suite_cases", suite=suite, count_agent_errors=count_agent_errors
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def slice_metrics(version: int, suite: str, dim: str, k: int, count_agent_errors: bool) -> pd.DataFrame:
-    return views.slice_metrics(catalog().cursor(), overview(version), suite, dim, k, count_agent_errors)
+def slice_metrics(
+    version: int, suite: str, dim: str, k: int, count_agent_errors: bool
+) -> pd.DataFrame:
+    return views.slice_metrics(
+        catalog().cursor(), overview(version), suite, dim, k, count_agent_errors
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def case_history(version: int, suite: str, tag: str | None, count_agent_errors: bool) -> pd.DataFrame:
+def case_history(
+    version: int, suite: str, tag: str | None, count_agent_errors: bool
+) -> pd.DataFrame:
     return views.case_history(catalog().cursor(), overview(version), suite, tag, count_agent_errors)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def lottery_table(version: int, suite: str, report_id: int, k: int, count_agent_errors: bool) -> pd.DataFrame:
-    return views.lottery_table(catalog().cursor(), overview(version), suite, report_id, k, count_agent_errors)
+def lottery_table(
+    version: int, suite: str, report_id: int, k: int, count_agent_errors: bool
+) -> pd.DataFrame:
+    return views.lottery_table(
+        catalog().cursor(), overview(version), suite, report_id, k, count_agent_errors
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -119,6 +137,12 @@ def case_trials(version: int, report_id: int, case_idx: int) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def gate_table(
-    version: int, suite: str, k: int, rules: tuple[tuple[str | None, float], ...], count_agent_errors: bool
+    version: int,
+    suite: str,
+    k: int,
+    rules: tuple[tuple[str | None, float], ...],
+    count_agent_errors: bool,
 ) -> pd.DataFrame:
-    return views.gate_table(catalog().cursor(), overview(version), suite, k, rules, count_agent_errors)
+    return views.gate_table(
+        catalog().cursor(), overview(version), suite, k, rules, count_agent_errors
+    )

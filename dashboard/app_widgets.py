@@ -19,8 +19,14 @@ T = TypeVar("T")
 
 
 def linked_select(
-    name: str, label: str, options: Sequence[T], default: T | None = None, *, page: str,
-    format_func: Any = str, help: str | None = None,
+    name: str,
+    label: str,
+    options: Sequence[T],
+    default: T | None = None,
+    *,
+    page: str,
+    format_func: Any = str,
+    help: str | None = None,
 ) -> T | None:
     """A selectbox whose value is mirrored in the `name` query parameter."""
     if not options:
@@ -30,9 +36,19 @@ def linked_select(
     key = f"{page}_{name}"
     if key not in st.session_state:
         if wanted is not None and wanted not in as_text:
-            st.warning(f"The link asks for {name} “{wanted}”, which is not in the loaded reports; showing another.")
+            st.warning(
+                f"The link asks for {name} “{wanted}”, which is not in the loaded reports; showing another."
+            )
             wanted = None
-        start = wanted if wanted is not None else (str(default) if default is not None and str(default) in as_text else as_text[-1 if name == "release" else 0])
+        start = (
+            wanted
+            if wanted is not None
+            else (
+                str(default)
+                if default is not None and str(default) in as_text
+                else as_text[-1 if name == "release" else 0]
+            )
+        )
         st.session_state[key] = options[as_text.index(start)]
     elif st.session_state[key] not in options:
         st.session_state[key] = options[0]
@@ -54,5 +70,7 @@ def download(frame: pd.DataFrame, name: str, label: str = "Download CSV") -> Non
 
 
 def no_reports() -> None:
-    st.info("No reports are loaded. Point relidash at a directory of multivon-eval report files; the Data page lists any files it could not use.")
+    st.info(
+        "No reports are loaded. Point relidash at a directory of multivon-eval report files; the Data page lists any files it could not use."
+    )
     st.stop()

@@ -19,11 +19,14 @@ def releases_chart(table: pd.DataFrame, k: int) -> alt.Chart:
         [
             pd.DataFrame(
                 {
-                    "release": table["release"], "release_rank": table["release_rank"],
-                    "metric": name, "value": table[col].astype(float),
+                    "release": table["release"],
+                    "release_rank": table["release_rank"],
+                    "metric": name,
+                    "value": table[col].astype(float),
                     "ci_low": table[f"{col}_ci_low"].astype(float),
                     "ci_high": table[f"{col}_ci_high"].astype(float),
-                    "n_cases": table["cases_evaluated"], "k": k,
+                    "n_cases": table["cases_evaluated"],
+                    "k": k,
                     "interval": table[f"{col}_method"].map(_interval_name),
                 }
             )
@@ -33,15 +36,20 @@ def releases_chart(table: pd.DataFrame, k: int) -> alt.Chart:
     order = list(table.sort_values("release_rank")["release"])
     x = alt.X("release:N", sort=order, title="release")
     tooltip = [
-        alt.Tooltip("release:N"), alt.Tooltip("metric:N"), alt.Tooltip("k:Q"),
-        alt.Tooltip("value:Q", format=".1%"), alt.Tooltip("ci_low:Q", format=".1%", title="CI low"),
+        alt.Tooltip("release:N"),
+        alt.Tooltip("metric:N"),
+        alt.Tooltip("k:Q"),
+        alt.Tooltip("value:Q", format=".1%"),
+        alt.Tooltip("ci_low:Q", format=".1%", title="CI low"),
         alt.Tooltip("ci_high:Q", format=".1%", title="CI high"),
-        alt.Tooltip("n_cases:Q", title="n (cases)"), alt.Tooltip("interval:N", title="interval"),
+        alt.Tooltip("n_cases:Q", title="n (cases)"),
+        alt.Tooltip("interval:N", title="interval"),
     ]
     base = alt.Chart(long).encode(x=x, color=alt.Color("metric:N", scale=METRIC_COLORS))
     band = base.mark_area(opacity=0.18).encode(
         y=alt.Y("ci_low:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title=f"k = {k}"),
-        y2="ci_high:Q", tooltip=tooltip,
+        y2="ci_high:Q",
+        tooltip=tooltip,
     )
     line = base.mark_line(point=True).encode(y="value:Q", tooltip=tooltip)
     return (band + line).properties(height=320)
@@ -51,69 +59,105 @@ def curve_chart(curve: pd.DataFrame) -> alt.Chart:
     """pass@k and pass^k against k for one release, with CI bands: the reliability envelope."""
     known = curve[curve["value"].notna()]
     tooltip = [
-        alt.Tooltip("metric:N"), alt.Tooltip("k:Q"), alt.Tooltip("value:Q", format=".1%"),
+        alt.Tooltip("metric:N"),
+        alt.Tooltip("k:Q"),
+        alt.Tooltip("value:Q", format=".1%"),
         alt.Tooltip("ci_low:Q", format=".1%", title="CI low"),
         alt.Tooltip("ci_high:Q", format=".1%", title="CI high"),
-        alt.Tooltip("n_cases:Q", title="n (cases)"), alt.Tooltip("interval:N"),
+        alt.Tooltip("n_cases:Q", title="n (cases)"),
+        alt.Tooltip("interval:N"),
     ]
     base = alt.Chart(known).encode(
-        x=alt.X("k:Q", axis=alt.Axis(tickMinStep=1)), color=alt.Color("metric:N", scale=METRIC_COLORS)
+        x=alt.X("k:Q", axis=alt.Axis(tickMinStep=1)),
+        color=alt.Color("metric:N", scale=METRIC_COLORS),
     )
     band = base.mark_area(opacity=0.18).encode(
         y=alt.Y("ci_low:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title="estimate"),
-        y2="ci_high:Q", tooltip=tooltip,
+        y2="ci_high:Q",
+        tooltip=tooltip,
     )
-    return (band + base.mark_line(point=True).encode(y="value:Q", tooltip=tooltip)).properties(height=280)
+    return (band + base.mark_line(point=True).encode(y="value:Q", tooltip=tooltip)).properties(
+        height=280
+    )
 
 
 def slice_chart(frame: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
     """pass^k with CI band per slice across releases, faceted as small multiples."""
     data = frame.assign(
-        pass_hat_k=frame["pass_hat_k"].astype(float), ci_low=frame["ci_low"].astype(float),
+        pass_hat_k=frame["pass_hat_k"].astype(float),
+        ci_low=frame["ci_low"].astype(float),
         ci_high=frame["ci_high"].astype(float),
     )
     tooltip = [
-        alt.Tooltip("slice:N"), alt.Tooltip("release:N"), alt.Tooltip("k:Q"),
+        alt.Tooltip("slice:N"),
+        alt.Tooltip("release:N"),
+        alt.Tooltip("k:Q"),
         alt.Tooltip("pass_hat_k:Q", format=".1%", title="pass^k"),
-        alt.Tooltip("ci_low:Q", format=".1%"), alt.Tooltip("ci_high:Q", format=".1%"),
-        alt.Tooltip("cases_evaluated:Q", title="n (cases)"), alt.Tooltip("interval:N"),
+        alt.Tooltip("ci_low:Q", format=".1%"),
+        alt.Tooltip("ci_high:Q", format=".1%"),
+        alt.Tooltip("cases_evaluated:Q", title="n (cases)"),
+        alt.Tooltip("interval:N"),
     ]
     x = alt.X("release:N", sort=order, title=None)
     base = alt.Chart().encode(x=x)
     band = base.mark_area(opacity=0.2, color="#d1242f").encode(
         y=alt.Y("ci_low:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title=f"pass^{k}"),
-        y2="ci_high:Q", tooltip=tooltip,
+        y2="ci_high:Q",
+        tooltip=tooltip,
     )
     line = base.mark_line(point=True, color="#d1242f").encode(y="pass_hat_k:Q", tooltip=tooltip)
-    return alt.layer(band, line, data=data).properties(width=220, height=160).facet(
-        facet=alt.Facet("slice:N", title=None), columns=3
+    return (
+        alt.layer(band, line, data=data)
+        .properties(width=220, height=160)
+        .facet(facet=alt.Facet("slice:N", title=None), columns=3)
     )
 
 
 def gate_chart(table: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
     """pass^k CI per release and slice with each rule's threshold drawn as a rule line."""
     data = table.assign(
-        pass_hat_k=table["pass_hat_k"].astype(float), ci_low=table["ci_low"].astype(float),
+        pass_hat_k=table["pass_hat_k"].astype(float),
+        ci_low=table["ci_low"].astype(float),
         ci_high=table["ci_high"].astype(float),
     )
     tooltip = [
-        alt.Tooltip("release:N"), alt.Tooltip("slice:N"), alt.Tooltip("verdict:N"),
+        alt.Tooltip("release:N"),
+        alt.Tooltip("slice:N"),
+        alt.Tooltip("verdict:N"),
         alt.Tooltip("pass_hat_k:Q", format=".1%", title=f"pass^{k}"),
-        alt.Tooltip("ci_low:Q", format=".1%"), alt.Tooltip("ci_high:Q", format=".1%"),
-        alt.Tooltip("threshold:Q", format=".1%"), alt.Tooltip("n_cases:Q", title="n (cases)"),
+        alt.Tooltip("ci_low:Q", format=".1%"),
+        alt.Tooltip("ci_high:Q", format=".1%"),
+        alt.Tooltip("threshold:Q", format=".1%"),
+        alt.Tooltip("n_cases:Q", title="n (cases)"),
     ]
     x = alt.X("release:N", sort=order, title=None)
     color = alt.Color(
-        "verdict:N", scale=alt.Scale(domain=["PASSED", "FAILED", "UNKNOWN"], range=["#1a7f37", "#d1242f", "#9a6700"])
+        "verdict:N",
+        scale=alt.Scale(
+            domain=["PASSED", "FAILED", "UNKNOWN"], range=["#1a7f37", "#d1242f", "#9a6700"]
+        ),
     )
-    bars = alt.Chart().mark_rule(strokeWidth=3).encode(
-        x=x, y=alt.Y("ci_low:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title=f"pass^{k} CI"),
-        y2="ci_high:Q", color=color, tooltip=tooltip,
+    bars = (
+        alt.Chart()
+        .mark_rule(strokeWidth=3)
+        .encode(
+            x=x,
+            y=alt.Y("ci_low:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title=f"pass^{k} CI"),
+            y2="ci_high:Q",
+            color=color,
+            tooltip=tooltip,
+        )
     )
-    points = alt.Chart().mark_point(filled=True, size=60).encode(x=x, y="pass_hat_k:Q", color=color, tooltip=tooltip)
+    points = (
+        alt.Chart()
+        .mark_point(filled=True, size=60)
+        .encode(x=x, y="pass_hat_k:Q", color=color, tooltip=tooltip)
+    )
     threshold = alt.Chart().mark_rule(strokeDash=[6, 4], color="#57606a").encode(y="threshold:Q")
-    return alt.layer(bars, points, threshold, data=data).properties(width=300, height=200).facet(
-        facet=alt.Facet("slice:N", title=None), columns=2
+    return (
+        alt.layer(bars, points, threshold, data=data)
+        .properties(width=300, height=200)
+        .facet(facet=alt.Facet("slice:N", title=None), columns=2)
     )
 
 
@@ -121,20 +165,40 @@ def calculator_chart(curves: pd.DataFrame) -> alt.Chart:
     """pass@k and pass^k against k with the band between them shaded."""
     long = curves.melt(id_vars=["k"], value_vars=["pass_at_k", "pass_hat_k"], var_name="metric")
     long["metric"] = long["metric"].map({"pass_at_k": "pass@k", "pass_hat_k": "pass^k"})
-    band = alt.Chart(curves).mark_area(opacity=0.15, color="#8250df").encode(
-        x=alt.X("k:Q", axis=alt.Axis(tickMinStep=1)),
-        y=alt.Y("pass_hat_k:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title="probability"),
-        y2="pass_at_k:Q",
-        tooltip=[alt.Tooltip("k:Q"), alt.Tooltip("envelope_points:Q", format=".1f", title="envelope (points)")],
+    band = (
+        alt.Chart(curves)
+        .mark_area(opacity=0.15, color="#8250df")
+        .encode(
+            x=alt.X("k:Q", axis=alt.Axis(tickMinStep=1)),
+            y=alt.Y(
+                "pass_hat_k:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title="probability"
+            ),
+            y2="pass_at_k:Q",
+            tooltip=[
+                alt.Tooltip("k:Q"),
+                alt.Tooltip("envelope_points:Q", format=".1f", title="envelope (points)"),
+            ],
+        )
     )
-    lines = alt.Chart(long).mark_line(point=True).encode(
-        x="k:Q", y="value:Q", color=alt.Color("metric:N", scale=METRIC_COLORS),
-        tooltip=[alt.Tooltip("metric:N"), alt.Tooltip("k:Q"), alt.Tooltip("value:Q", format=".1%")],
+    lines = (
+        alt.Chart(long)
+        .mark_line(point=True)
+        .encode(
+            x="k:Q",
+            y="value:Q",
+            color=alt.Color("metric:N", scale=METRIC_COLORS),
+            tooltip=[
+                alt.Tooltip("metric:N"),
+                alt.Tooltip("k:Q"),
+                alt.Tooltip("value:Q", format=".1%"),
+            ],
+        )
     )
     return (band + lines).properties(height=300)
 
 
 def _interval_name(method: str) -> str:
-    return {"cluster-bootstrap": "cluster bootstrap over cases", "wilson": "Wilson (all cases equal)"}.get(
-        method, "UNKNOWN"
-    )
+    return {
+        "cluster-bootstrap": "cluster bootstrap over cases",
+        "wilson": "Wilson (all cases equal)",
+    }.get(method, "UNKNOWN")

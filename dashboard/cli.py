@@ -145,12 +145,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     catalog = resolve_catalog_path(directory, args.catalog)
     app = Path(__file__).with_name("app.py")
     command = [
-        sys.executable, "-m", "streamlit", "run", str(app),
-        "--server.headless", "true",
-        "--server.port", str(args.port),
-        "--server.address", args.host,
-        "--browser.gatherUsageStats", "false",
-        "--server.enableXsrfProtection", "true",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(args.port),
+        "--server.address",
+        args.host,
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.enableXsrfProtection",
+        "true",
     ]
     print(f"relidash: serving {directory} on http://{args.host}:{args.port}", file=sys.stderr)
     env = dict(os.environ)

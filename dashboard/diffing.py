@@ -30,7 +30,10 @@ def diff_lines(left: str, right: str) -> list[DiffRow]:
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            rows += [DiffRow("equal", i1 + d + 1, a[i1 + d], j1 + d + 1, b[j1 + d]) for d in range(i2 - i1)]
+            rows += [
+                DiffRow("equal", i1 + d + 1, a[i1 + d], j1 + d + 1, b[j1 + d])
+                for d in range(i2 - i1)
+            ]
             continue
         span = max(i2 - i1, j2 - j1)
         for d in range(span):
@@ -40,8 +43,10 @@ def diff_lines(left: str, right: str) -> list[DiffRow]:
             rows.append(
                 DiffRow(
                     kind,
-                    li + 1 if has_l else None, a[li] if has_l else "",
-                    rj + 1 if has_r else None, b[rj] if has_r else "",
+                    li + 1 if has_l else None,
+                    a[li] if has_l else "",
+                    rj + 1 if has_r else None,
+                    b[rj] if has_r else "",
                 )
             )
     return rows
@@ -65,7 +70,8 @@ def word_spans(left: str, right: str) -> tuple[list[tuple[str, bool]], list[tupl
 
 def _cell(pieces: list[tuple[str, bool]]) -> str:
     return "".join(
-        f"<mark class='w'>{html.escape(t)}</mark>" if changed else html.escape(t) for t, changed in pieces
+        f"<mark class='w'>{html.escape(t)}</mark>" if changed else html.escape(t)
+        for t, changed in pieces
     )
 
 

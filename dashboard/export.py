@@ -17,7 +17,7 @@ def neutralise(value: object) -> object:
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     safe = frame.copy()
     for column in safe.columns:
-        if safe[column].dtype == object:
+        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
             safe[column] = safe[column].map(neutralise)
     safe.columns = [neutralise(str(c)) for c in safe.columns]
     return safe.to_csv(index=False).encode("utf-8")

@@ -8,7 +8,6 @@ no Altair, no SQL text here.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,7 +82,7 @@ def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
         cases = by_report.get(report.report_id, empty)
         n, c = evaluated_arrays(cases)
         results = pass_k_results(n, c, k_max_for(report.runs_per_case))
-        for metric, per_k in results.items():
+        for per_k in results.values():
             metric_rows.extend(_metric_row(report.report_id, r) for r in per_k)
         default_k = int(report.runs_per_case) if pd.notna(report.runs_per_case) else 1
         counted = cases[cases["n"].notna()]
@@ -121,9 +120,7 @@ def _metric_row(report_id: int, r: PassKResult) -> dict[str, Any]:
     }
 
 
-def stored_block_problem(
-    metric: str, stored: Any, n: np.ndarray, c: np.ndarray
-) -> str | None:
+def stored_block_problem(metric: str, stored: Any, n: np.ndarray, c: np.ndarray) -> str | None:
     """A reason when a 0.16+ report's stored pass@k / pass^k block disagrees with its cases."""
     if not isinstance(stored, str):  # absent (pre-0.16, or a single-run report)
         return None
@@ -152,7 +149,10 @@ def stored_block_problem(
     recomputed = [round(result.value, STORED_DECIMALS)]
     stored_values = [stored_value]
     if stored_ci is not None:
-        recomputed += [round(result.ci_low or 0.0, STORED_DECIMALS), round(result.ci_high or 0.0, STORED_DECIMALS)]
+        recomputed += [
+            round(result.ci_low or 0.0, STORED_DECIMALS),
+            round(result.ci_high or 0.0, STORED_DECIMALS),
+        ]
         stored_values += list(stored_ci)
     try:
         agree = all(
@@ -209,9 +209,7 @@ def _num(x: Any) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
-def report_records(
-    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame
-) -> list[dict[str, Any]]:
+def report_records(con: duckdb.DuckDBPyConnection, overview: pd.DataFrame) -> list[dict[str, Any]]:
     """The `reports` entries of `relidash summary --json`, one per overview row."""
     metrics = run_query(con, "report_metrics")
     lottery = run_query(con, "lottery_cases")
@@ -290,7 +288,10 @@ def metric_lookup(
     frame = run_query(con, "report_metrics")
     return {
         (int(r.report_id), r.metric, int(r.k)): (
-            _num(r.value), _num(r.ci_low), _num(r.ci_high), r.unknown_reason or ""
+            _num(r.value),
+            _num(r.ci_low),
+            _num(r.ci_high),
+            r.unknown_reason or "",
         )
         for r in frame.itertuples(index=False)
     }

@@ -88,7 +88,10 @@ def _estimate(n: np.ndarray, c: np.ndarray, k: int, metric: str) -> PassKResult:
 
 
 def release_table(
-    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame, suite: str, k: int,
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    k: int,
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """One row per release of `suite`: counts, pass@1, pass@k, pass^k with CIs, envelope, change."""
@@ -144,9 +147,15 @@ def passk_curve(
         for r in results:
             rows.append(
                 {
-                    "k": r.k, "metric": metric, "value": r.value, "ci_low": r.ci_low,
-                    "ci_high": r.ci_high, "n_cases": r.n_cases, "method": r.method,
-                    "interval": INTERVAL_NOTE[r.method], "unknown_reason": r.unknown_reason,
+                    "k": r.k,
+                    "metric": metric,
+                    "value": r.value,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "n_cases": r.n_cases,
+                    "method": r.method,
+                    "interval": INTERVAL_NOTE[r.method],
+                    "unknown_reason": r.unknown_reason,
                 }
             )
     return pd.DataFrame(rows)
@@ -196,7 +205,9 @@ def split_tag(tag: str) -> tuple[str, str]:
 
 
 def tag_dimensions(cases: pd.DataFrame) -> list[str]:
-    dims = {split_tag(str(t))[0] for tags in cases["tags"] for t in (tags if tags is not None else [])}
+    dims = {
+        split_tag(str(t))[0] for tags in cases["tags"] for t in (tags if tags is not None else [])
+    }
     return sorted(dims)
 
 
@@ -204,7 +215,11 @@ def slice_membership(cases: pd.DataFrame, dim: str) -> pd.Series:
     """The slice value of each case for a dimension ('(untagged)' when it has none)."""
     values = []
     for tags in cases["tags"]:
-        found = [split_tag(str(t))[1] for t in (tags if tags is not None else []) if split_tag(str(t))[0] == dim]
+        found = [
+            split_tag(str(t))[1]
+            for t in (tags if tags is not None else [])
+            if split_tag(str(t))[0] == dim
+        ]
         values.append(found[0] if found else "(untagged)")
     return pd.Series(values, index=cases.index, dtype=object)
 
@@ -220,7 +235,11 @@ def in_slice(cases: pd.DataFrame, tag: str | None) -> pd.Series:
 
 
 def slice_metrics(
-    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame, suite: str, dim: str, k: int,
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    dim: str,
+    k: int,
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """pass^k with CI per (slice value, release) of a suite, plus per-slice counts."""
@@ -235,18 +254,32 @@ def slice_metrics(
         rel = releases[releases["report_id"] == report_id].iloc[0]
         rows.append(
             {
-                "slice": value, "release": rel["release"], "release_rank": int(rel["release_rank"]),
-                "k": k, "cases_total": len(group), "cases_evaluated": r.n_cases,
-                "pass_hat_k": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high,
-                "method": r.method, "interval": INTERVAL_NOTE[r.method],
+                "slice": value,
+                "release": rel["release"],
+                "release_rank": int(rel["release_rank"]),
+                "k": k,
+                "cases_total": len(group),
+                "cases_evaluated": r.n_cases,
+                "pass_hat_k": r.value,
+                "ci_low": r.ci_low,
+                "ci_high": r.ci_high,
+                "method": r.method,
+                "interval": INTERVAL_NOTE[r.method],
                 "unknown_reason": r.unknown_reason,
             }
         )
-    return pd.DataFrame(rows).sort_values(["slice", "release_rank"]).reset_index(drop=True) if rows else pd.DataFrame()
+    return (
+        pd.DataFrame(rows).sort_values(["slice", "release_rank"]).reset_index(drop=True)
+        if rows
+        else pd.DataFrame()
+    )
 
 
 def case_history(
-    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame, suite: str, tag: str | None = None,
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    tag: str | None = None,
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """Passes/runs of each case in each release (columns in release order) and what changed."""
@@ -270,8 +303,11 @@ def case_history(
     table.insert(1, "input", inputs.reindex(table.index))
     release_cols = [r for r in order if r in table.columns]
     table["latest_change"] = [
-        classify_change(row[release_cols[-2]] if len(release_cols) > 1 else None, row[release_cols[-1]])
-        if release_cols else ""
+        classify_change(
+            row[release_cols[-2]] if len(release_cols) > 1 else None, row[release_cols[-1]]
+        )
+        if release_cols
+        else ""
         for _, row in table.iterrows()
     ]
     return table.reset_index(drop=True)
@@ -298,7 +334,9 @@ def classify_change(before: Any, after: Any) -> str:
 
     ka, kb = kind(a), kind(b)
     if ka == kb:
-        return {"reliable": "still reliable", "failing": "still failing", "flaky": "still flaky"}[ka]
+        return {"reliable": "still reliable", "failing": "still failing", "flaky": "still flaky"}[
+            ka
+        ]
     if kb == "flaky":
         return "became flaky"
     if kb == "reliable":
@@ -310,7 +348,11 @@ def classify_change(before: Any, after: Any) -> str:
 
 
 def lottery_table(
-    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame, suite: str, report_id: int, k: int,
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    report_id: int,
+    k: int,
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """Ranked lottery cases of one release at k, with how many releases in a row they have been."""
@@ -329,7 +371,11 @@ def lottery_table(
     c = this["c"].to_numpy(dtype=np.int64)
     order = rank_lottery(n, c, k)
     rank_of_release = dict(zip(releases["report_id"], releases["release_rank"], strict=True))
-    history = [rid for rid in releases.sort_values("release_rank")["report_id"] if rank_of_release[rid] <= rank_of_release[report_id]]
+    history = [
+        rid
+        for rid in releases.sort_values("release_rank")["report_id"]
+        if rank_of_release[rid] <= rank_of_release[report_id]
+    ]
     rows = []
     for rank, idx in enumerate(order, start=1):
         case = this.iloc[int(idx)]
@@ -341,8 +387,12 @@ def lottery_table(
                 break
         rows.append(
             {
-                "rank": rank, "case_idx": int(case["case_idx"]), "case_id": case["case_id"],
-                "input": case["input"], "passes": int(case["c"]), "runs": int(case["n"]),
+                "rank": rank,
+                "case_idx": int(case["case_idx"]),
+                "case_id": case["case_id"],
+                "input": case["input"],
+                "passes": int(case["c"]),
+                "runs": int(case["n"]),
                 "pass_rate": case["c"] / case["n"],
                 "pass_at_k": float(pass_at_k(int(case["n"]), int(case["c"]), k)),
                 "pass_hat_k": float(pass_hat_k(int(case["n"]), int(case["c"]), k)),
@@ -352,7 +402,9 @@ def lottery_table(
     return pd.DataFrame(rows)
 
 
-def case_detail(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> dict[str, Any] | None:
+def case_detail(
+    con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int
+) -> dict[str, Any] | None:
     frame = run_query(con, "case_detail", report_id=report_id, case_idx=case_idx)
     return None if frame.empty else frame.iloc[0].to_dict()
 
@@ -409,22 +461,34 @@ class GateVerdict:
 
 
 def gate_verdict(
-    n: np.ndarray, c: np.ndarray, k: int, threshold: float, metric: str = METRIC_PASS_HAT_K,
+    n: np.ndarray,
+    c: np.ndarray,
+    k: int,
+    threshold: float,
+    metric: str = METRIC_PASS_HAT_K,
     uses: str = "ci_low",
 ) -> GateVerdict:
     """multivon-eval's assert_pass_hat_k(k, min_ci_low): UNKNOWN never passes."""
     r = _estimate(n, c, k, metric)
     if r.value is None:
-        return GateVerdict("UNKNOWN", metric, k, None, None, None, r.n_cases, threshold, uses, r.unknown_reason)
+        return GateVerdict(
+            "UNKNOWN", metric, k, None, None, None, r.n_cases, threshold, uses, r.unknown_reason
+        )
     observed = r.ci_low if uses == "ci_low" else r.value
     assert observed is not None
     verdict = "PASSED" if observed >= threshold else "FAILED"
-    return GateVerdict(verdict, metric, k, r.value, r.ci_low, r.ci_high, r.n_cases, threshold, uses, "")
+    return GateVerdict(
+        verdict, metric, k, r.value, r.ci_low, r.ci_high, r.n_cases, threshold, uses, ""
+    )
 
 
 def gate_table(
-    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame, suite: str, k: int,
-    rules: Sequence[tuple[str | None, float]], count_agent_errors: bool = False,
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    k: int,
+    rules: Sequence[tuple[str | None, float]],
+    count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """Verdict of each (slice tag or None, min CI low) rule on pass^k for every release."""
     releases = suite_releases(overview, suite)
@@ -437,10 +501,16 @@ def gate_table(
             v = gate_verdict(n, c, k, threshold)
             rows.append(
                 {
-                    "release": rel.release, "release_rank": int(rel.release_rank),
-                    "slice": tag or "(all cases)", "threshold": threshold,
-                    "verdict": v.verdict, "pass_hat_k": v.value, "ci_low": v.ci_low,
-                    "ci_high": v.ci_high, "n_cases": v.n_cases, "detail": v.line(),
+                    "release": rel.release,
+                    "release_rank": int(rel.release_rank),
+                    "slice": tag or "(all cases)",
+                    "threshold": threshold,
+                    "verdict": v.verdict,
+                    "pass_hat_k": v.value,
+                    "ci_low": v.ci_low,
+                    "ci_high": v.ci_high,
+                    "n_cases": v.n_cases,
+                    "detail": v.line(),
                 }
             )
     return pd.DataFrame(rows)
@@ -455,8 +525,13 @@ def rate_curves(p: float, k_max: int) -> pd.DataFrame:
     at = 1 - (1 - p) ** ks
     hat = p**ks
     return pd.DataFrame(
-        {"k": ks, "pass_at_k": at, "pass_hat_k": hat, "envelope_points": (at - hat) * 100,
-         "reading": [envelope_reading(w) for w in (at - hat) * 100]}
+        {
+            "k": ks,
+            "pass_at_k": at,
+            "pass_hat_k": hat,
+            "envelope_points": (at - hat) * 100,
+            "reading": [envelope_reading(w) for w in (at - hat) * 100],
+        }
     )
 
 
@@ -497,8 +572,14 @@ def display_release_table(table: pd.DataFrame) -> pd.DataFrame:
     for r in table.itertuples(index=False):
         change = "—"
         if pd.notna(r.pass_hat_k_change):
-            change = f"{100 * r.pass_hat_k_change:+.1f} pts" + (" ◆ CIs do not overlap" if r.pass_hat_k_ci_disjoint else "")
-        runs = "—" if r.runs_max is None else (str(r.runs_max) if r.runs_min == r.runs_max else f"{r.runs_min}–{r.runs_max}")
+            change = f"{100 * r.pass_hat_k_change:+.1f} pts" + (
+                " ◆ CIs do not overlap" if r.pass_hat_k_ci_disjoint else ""
+            )
+        runs = (
+            "—"
+            if r.runs_max is None
+            else (str(r.runs_max) if r.runs_min == r.runs_max else f"{r.runs_min}–{r.runs_max}")
+        )
         rows.append(
             {
                 "release": r.release,
@@ -507,7 +588,9 @@ def display_release_table(table: pd.DataFrame) -> pd.DataFrame:
                 "pass@1": pct_ci(r.pass_at_1, r.pass_at_1_ci_low, r.pass_at_1_ci_high),
                 f"pass@{k}": pct_ci(r.pass_at_k, r.pass_at_k_ci_low, r.pass_at_k_ci_high),
                 f"pass^{k}": pct_ci(r.pass_hat_k, r.pass_hat_k_ci_low, r.pass_hat_k_ci_high),
-                "envelope": "UNKNOWN" if pd.isna(r.envelope_points) else f"{r.envelope_points:.1f} pts ({r.envelope_reading})",
+                "envelope": "UNKNOWN"
+                if pd.isna(r.envelope_points)
+                else f"{r.envelope_points:.1f} pts ({r.envelope_reading})",
                 f"Δ pass^{k}": change,
                 "format": r.format + (" (upgraded)" if r.upgraded else ""),
             }

@@ -11,17 +11,32 @@ overview = app_state.overview(version)
 problems = app_state.problems(version)
 st.caption(f"Reports directory: {app_state.reports_dir()}")
 st.subheader(f"Report files ({len(overview)})")
-files = overview[[
-    "file", "suite", "release", "release_source", "format", "upgraded", "cases_total",
-    "cases_evaluated", "cases_errored", "cases_skipped", "cases_excluded", "runs_min", "runs_max",
-    "cases_with_trials",
-]]
+files = overview[
+    [
+        "file",
+        "suite",
+        "release",
+        "release_source",
+        "format",
+        "upgraded",
+        "cases_total",
+        "cases_evaluated",
+        "cases_errored",
+        "cases_skipped",
+        "cases_excluded",
+        "runs_min",
+        "runs_max",
+        "cases_with_trials",
+    ]
+]
 st.dataframe(files, hide_index=True, width="stretch")
 download(files, "report-files")
 st.subheader(f"Problems ({len(problems)})")
 if problems.empty:
     st.success("Every file loaded.")
 else:
-    st.caption("scope: file = nothing loaded from it; case = that case is left out of every metric; report = loaded, with a warning.")
+    st.caption(
+        "scope: file = nothing loaded from it; case = that case is left out of every metric; report = loaded, with a warning."
+    )
     st.dataframe(problems, hide_index=True, width="stretch")
     download(problems, "problems")

@@ -31,7 +31,19 @@ slice_rules = []
 with st.expander("Per-slice rules"):
     chosen = st.multiselect("Slices with their own threshold", tags, key="gate_slices")
     for tag in chosen:
-        slice_rules.append((tag, st.number_input(f"Min CI lower bound for {tag}", 0.0, 1.0, 1.0 if "safety" in tag else threshold, 0.05, key=f"gate_{tag}")))
+        slice_rules.append(
+            (
+                tag,
+                st.number_input(
+                    f"Min CI lower bound for {tag}",
+                    0.0,
+                    1.0,
+                    1.0 if "safety" in tag else threshold,
+                    0.05,
+                    key=f"gate_{tag}",
+                ),
+            )
+        )
 rules = ((None, float(threshold)), *((t, float(v)) for t, v in slice_rules))
 table = app_state.gate_table(version, suite, k, rules, count_errors)
 latest = table[table["release_rank"] == table["release_rank"].max()]
@@ -39,6 +51,18 @@ for verdict in latest.itertuples(index=False):
     shown = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
     (st.success if verdict.verdict == "PASSED" else st.error)(shown)
 st.altair_chart(charts.gate_chart(table, list(releases["release"]), k), width="content")
-shown = table[["release", "slice", "threshold", "verdict", "pass_hat_k", "ci_low", "ci_high", "n_cases", "detail"]]
+shown = table[
+    [
+        "release",
+        "slice",
+        "threshold",
+        "verdict",
+        "pass_hat_k",
+        "ci_low",
+        "ci_high",
+        "n_cases",
+        "detail",
+    ]
+]
 st.dataframe(shown, hide_index=True, width="stretch")
 download(shown, f"gates-{suite}-k{k}")

@@ -33,11 +33,17 @@ st.caption(
     "the anomaly, and fixing that failure mode makes the case reliable."
 )
 if table.empty:
-    st.info(f"No lottery cases in {release} at k = {k}: every evaluated case passed all or none of its runs.")
+    st.info(
+        f"No lottery cases in {release} at k = {k}: every evaluated case passed all or none of its runs."
+    )
     st.stop()
-shown = table[["rank", "input", "case_id", "passes", "runs", "pass_at_k", "pass_hat_k", "releases_as_lottery"]]
+shown = table[
+    ["rank", "input", "case_id", "passes", "runs", "pass_at_k", "pass_hat_k", "releases_as_lottery"]
+]
 st.dataframe(
-    shown, hide_index=True, width="stretch",
+    shown,
+    hide_index=True,
+    width="stretch",
     column_config={
         "pass_at_k": st.column_config.NumberColumn(f"pass@{k}", format="percent"),
         "pass_hat_k": st.column_config.NumberColumn(f"pass^{k}", format="percent"),
@@ -46,8 +52,15 @@ st.dataframe(
 )
 download(shown, f"lottery-{suite}-{release}-k{k}")
 
-labels = {views.case_link_key(r.case_id, r.case_idx): f"#{r.rank} {r.passes}/{r.runs} · {' '.join(str(r.input).split())[:80]}" for r in table.itertuples()}
-case_key = linked_select("case", "Case", list(labels), page="lottery", format_func=lambda key: labels.get(key, key))
+labels = {
+    views.case_link_key(
+        r.case_id, r.case_idx
+    ): f"#{r.rank} {r.passes}/{r.runs} · {' '.join(str(r.input).split())[:80]}"
+    for r in table.itertuples()
+}
+case_key = linked_select(
+    "case", "Case", list(labels), page="lottery", format_func=lambda key: labels.get(key, key)
+)
 match = views.find_case(table, case_key)
 if match.empty:
     st.warning(f"Case “{case_key}” is not a lottery case of {release}.")
@@ -73,9 +86,27 @@ st.subheader("Trials")
 graders = []
 for t in trials.itertuples(index=False):
     for e in json.loads(t.evaluators or "[]") or []:
-        graders.append({"run": t.run_index, "attempt": t.attempt, "grader": e.get("name"), "score": e.get("score"),
-                        "passed": e.get("passed"), "reason": e.get("reason")})
-verdicts = trials[["run_index", "attempt", "status", "latency_ms", "model_error", "judge_error", "evaluator_error"]]
+        graders.append(
+            {
+                "run": t.run_index,
+                "attempt": t.attempt,
+                "grader": e.get("name"),
+                "score": e.get("score"),
+                "passed": e.get("passed"),
+                "reason": e.get("reason"),
+            }
+        )
+verdicts = trials[
+    [
+        "run_index",
+        "attempt",
+        "status",
+        "latency_ms",
+        "model_error",
+        "judge_error",
+        "evaluator_error",
+    ]
+]
 st.dataframe(verdicts, hide_index=True, width="stretch")
 if graders:
     st.dataframe(pd.DataFrame(graders), hide_index=True, width="stretch")
@@ -88,11 +119,19 @@ if passing.empty or failing.empty:
 name = lambda t: f"run {t.run_index} ({t.status})"  # noqa: E731
 d1, d2 = st.columns(2)
 with d1:
-    a = st.selectbox("Passing trial", list(passing.itertuples(index=False)), format_func=name, key="lottery_a")
+    a = st.selectbox(
+        "Passing trial", list(passing.itertuples(index=False)), format_func=name, key="lottery_a"
+    )
 with d2:
-    b = st.selectbox("Failing trial", list(failing.itertuples(index=False)), format_func=name, key="lottery_b")
+    b = st.selectbox(
+        "Failing trial", list(failing.itertuples(index=False)), format_func=name, key="lottery_b"
+    )
 rows = diff_lines(a.output or "", b.output or "")
 first = first_divergence(rows)
 st.subheader("Passing vs failing transcript")
-st.caption("Changed lines are shaded, changed words highlighted; ▶ marks the first point where they diverge" + ("" if first is not None else " (the transcripts are identical)") + ".")
+st.caption(
+    "Changed lines are shaded, changed words highlighted; ▶ marks the first point where they diverge"
+    + ("" if first is not None else " (the transcripts are identical)")
+    + "."
+)
 st.html(diff_html(rows, name(a), name(b)))

@@ -18,7 +18,9 @@ releases = views.suite_releases(overview, suite)
 k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 default_k = int(releases["runs_max"].iloc[-1]) if releases["runs_max"].notna().iloc[-1] else 1
 with right:
-    k = linked_select("k", "k (trials a user meets)", list(range(1, k_max + 1)), default_k, page="releases")
+    k = linked_select(
+        "k", "k (trials a user meets)", list(range(1, k_max + 1)), default_k, page="releases"
+    )
 
 table = app_state.release_table(version, suite, k, count_errors)
 shown = views.display_release_table(table)

@@ -20,10 +20,14 @@ if not dims:
     st.stop()
 c1, c2 = st.columns(2)
 with c1:
-    dim = linked_select("dim", "Tag dimension", dims, "risk_tier" if "risk_tier" in dims else None, page="slices")
+    dim = linked_select(
+        "dim", "Tag dimension", dims, "risk_tier" if "risk_tier" in dims else None, page="slices"
+    )
 k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 with c2:
-    k = linked_select("k", "k", list(range(1, k_max + 1)), int(releases["runs_max"].min() or 1), page="slices")
+    k = linked_select(
+        "k", "k", list(range(1, k_max + 1)), int(releases["runs_max"].min() or 1), page="slices"
+    )
 
 metrics = app_state.slice_metrics(version, suite, dim, k, count_errors)
 order = list(releases["release"])
@@ -32,12 +36,21 @@ if metrics.empty:
     st.info("No cases in this suite.")
     st.stop()
 st.altair_chart(charts.slice_chart(metrics, order, k), width="content")
-counts = metrics.pivot_table(index="slice", columns="release", values="cases_evaluated", aggfunc="first")
+counts = metrics.pivot_table(
+    index="slice", columns="release", values="cases_evaluated", aggfunc="first"
+)
 counts = counts.reindex(columns=[r for r in order if r in counts.columns])
 st.caption("Evaluated cases per slice and release")
 st.dataframe(counts, width="stretch")
 shown = metrics.assign(
-    **{f"pass^{k}": [views.pct_ci(v, lo, hi) for v, lo, hi in zip(metrics["pass_hat_k"], metrics["ci_low"], metrics["ci_high"], strict=True)]}
+    **{
+        f"pass^{k}": [
+            views.pct_ci(v, lo, hi)
+            for v, lo, hi in zip(
+                metrics["pass_hat_k"], metrics["ci_low"], metrics["ci_high"], strict=True
+            )
+        ]
+    }
 )[["slice", "release", "cases_total", "cases_evaluated", f"pass^{k}", "interval", "unknown_reason"]]
 st.dataframe(shown, hide_index=True, width="stretch")
 download(shown, f"slices-{suite}-{dim}-k{k}")
@@ -47,6 +60,8 @@ values = sorted(metrics["slice"].unique())
 value = linked_select("slice", f"{dim} slice", values, page="slices")
 tag = None if value == "(untagged)" else (value if dim == "tag" else f"{dim}:{value}")
 history = app_state.case_history(version, suite, tag, count_errors)
-st.caption("passes/runs of each case in each release; the last column says how it moved in the latest release.")
+st.caption(
+    "passes/runs of each case in each release; the last column says how it moved in the latest release."
+)
 st.dataframe(history, hide_index=True, width="stretch")
 download(history, f"cases-{suite}-{dim}-{value}")

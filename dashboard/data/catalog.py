@@ -70,9 +70,7 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         _drop_everything(con)
     execute(con, "catalog_schema")
     execute(con, "catalog_macros")
-    con.execute(
-        "INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": SCHEMA_VERSION}
-    )
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": SCHEMA_VERSION})
     return con
 
 

@@ -213,9 +213,11 @@ def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
         "HAVING count(*) > 1 OR bool_or(s.cases IS NULL)"
     ).fetchall()
     rows = []
-    for path, values, no_cases in bad:
+    for path, values, _no_cases in bad:
         if values > 1:
-            rows.append((path, "file", f"holds {values} JSON values; a report file holds one object"))
+            rows.append(
+                (path, "file", f"holds {values} JSON values; a report file holds one object")
+            )
         else:
             rows.append(
                 (path, "file", "is JSON but not a multivon-eval report: it has no `cases` list")
@@ -231,7 +233,9 @@ def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
 def _forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> None:
     if not paths:
         return
-    con.execute("CREATE OR REPLACE TEMP TABLE gone_files AS SELECT unnest($p) AS path", {"p": paths})
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE gone_files AS SELECT unnest($p) AS path", {"p": paths}
+    )
     gone_ids = "SELECT report_id FROM files WHERE path IN (SELECT path FROM gone_files)"
     for table in REPORT_TABLES:
         con.execute(f"DELETE FROM {table} WHERE report_id IN ({gone_ids})")  # allow-listed names

@@ -9,7 +9,15 @@ import duckdb
 import pandas as pd
 
 METRIC_COLUMNS = (
-    "report_id", "metric", "k", "value", "ci_low", "ci_high", "method", "n_cases", "runs",
+    "report_id",
+    "metric",
+    "k",
+    "value",
+    "ci_low",
+    "ci_high",
+    "method",
+    "n_cases",
+    "runs",
     "unknown_reason",
 )
 

@@ -46,7 +46,9 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
         here = Path(dirpath)
         for name in dirnames:
             if name.endswith(".json"):
-                problems.append(FileProblem(_rel(here / name, root), "is a directory, not a report file"))
+                problems.append(
+                    FileProblem(_rel(here / name, root), "is a directory, not a report file")
+                )
         for name in sorted(filenames):
             if not name.endswith(".json") or name.startswith("."):
                 continue

@@ -31,7 +31,9 @@ class ServedCatalog:
         self._lock = threading.Lock()
         self._memory: duckdb.DuckDBPyConnection | None = None
 
-    def refresh(self, load: Callable[[duckdb.DuckDBPyConnection], IngestResult]) -> IngestResult | None:
+    def refresh(
+        self, load: Callable[[duckdb.DuckDBPyConnection], IngestResult]
+    ) -> IngestResult | None:
         """Run `load` on a writer connection, then swap in a fresh in-memory copy if it changed."""
         with self._lock:
             if self.location == MEMORY:

@@ -1,0 +1,111 @@
+"""Pure page helpers: transcript diff, CSV neutralising, case matching, change classes, calculator."""
+
+from __future__ import annotations
+
+import html as htmllib
+import io
+import re
+
+import pandas as pd
+import pytest
+
+from dashboard import views
+from dashboard.diffing import diff_html, diff_lines, first_divergence, word_spans
+from dashboard.export import csv_bytes
+
+
+def test_diff_marks_first_divergence_and_changed_words() -> None:
+    a = "[user] hi\n[assistant] The refund is approved.\n[assistant] bye"
+    b = "[user] hi\n[assistant] The refund is denied.\n[assistant] bye"
+    rows = diff_lines(a, b)
+    assert [r.kind for r in rows] == ["equal", "replace", "equal"]
+    assert first_divergence(rows) == 1
+    left, right = word_spans(rows[1].left, rows[1].right)
+    assert [t for t, changed in left if changed] == ["approved"]
+    assert [t for t, changed in right if changed] == ["denied"]
+
+
+def test_diff_of_identical_transcripts_has_no_divergence() -> None:
+    assert first_divergence(diff_lines("a\nb", "a\nb")) is None
+
+
+def test_diff_insertions_and_deletions_keep_line_numbers() -> None:
+    rows = diff_lines("a\nb\nc", "a\nc\nd")
+    assert [(r.kind, r.left_no, r.right_no) for r in rows] == [
+        ("equal", 1, 1),
+        ("delete", 2, None),
+        ("equal", 3, 2),
+        ("insert", None, 3),
+    ]
+
+
+def test_diff_html_escapes_report_text() -> None:
+    hostile = '<script>alert(1)</script> <img src=x onerror="x()"> [a](javascript:alert(1))'
+    html = diff_html(diff_lines(hostile, "safe"), "<b>left</b>", "right")
+    assert "<script>" not in html and "<img" not in html and "<b>left" not in html
+    shown = htmllib.unescape(re.sub(r"<[^>]+>", "", html.split("</style>", 1)[1]))
+    assert hostile in shown and "<b>left</b>" in shown
+
+
+@pytest.mark.parametrize("cell", ["=1+1", "+cmd", "-2+3", "@SUM(A1)", "\t=x"])
+def test_csv_neutralises_formulas(cell: str) -> None:
+    text = csv_bytes(pd.DataFrame({"input": [cell], "value": [-0.5]})).decode()
+    frame = pd.read_csv(io.StringIO(text))
+    assert frame["input"][0] == "'" + cell
+    assert frame["value"][0] == -0.5  # numbers stay numbers
+
+
+def test_case_keys_match_by_id_else_input() -> None:
+    cases = pd.DataFrame(
+        {
+            "case_id": [None, "id-1", "id-1", None, "id-2"],
+            "input": ["refund?", "refund?", "refund (edited)?", "other", "other"],
+        }
+    )
+    keys = views.case_keys(cases)
+    assert keys[0] == keys[1] == keys[2]  # old input-only, new id+input, edited input same id
+    assert keys[3] == keys[4]
+    assert keys[0] != keys[3]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        ("5/5", "3/5", "became flaky"),
+        ("3/5", "5/5", "stabilised"),
+        ("0/5", "5/5", "fixed"),
+        ("5/5", "0/5", "regressed"),
+        ("2/5", "0/5", "regressed"),
+        ("0/5", "0/5", "still failing"),
+        (None, "1/5", "added"),
+        ("1/5", None, "removed"),
+        ("1/5", "model_error", "removed"),
+    ],
+)
+def test_classify_change(before: str | None, after: str | None, expected: str) -> None:
+    assert views.classify_change(before, after) == expected
+
+
+@pytest.mark.parametrize(
+    ("p", "k", "hat"),
+    [(0.99, 5, 0.951), (0.99, 10, 0.904), (0.90, 5, 0.590), (0.90, 10, 0.349)],
+)
+def test_rate_curves_match_published_figures(p: float, k: int, hat: float) -> None:
+    row = views.rate_curves(p, 10).set_index("k").loc[k]
+    assert round(row["pass_hat_k"], 3) == hat
+    assert row["pass_at_k"] == pytest.approx(1 - (1 - p) ** k)
+
+
+def test_runs_estimates_unbiased_against_plug_in() -> None:
+    table = views.runs_estimates(20, 17, 20).set_index("k")
+    assert table.loc[5, "pass_hat_k"] == pytest.approx(6188 / 15504)  # C(17,5)/C(20,5) ≈ 0.399
+    assert round(table.loc[5, "plug_in_pass_hat_k"], 3) == 0.444
+    assert (table.loc[18:, "pass_hat_k"] == 0).all()
+    assert table.loc[17, "pass_hat_k"] > 0
+
+
+@pytest.mark.parametrize(
+    ("width", "reading"), [(60.0, "gambler"), (10.0, "steady"), (35.0, "in between")]
+)
+def test_envelope_reading(width: float, reading: str) -> None:
+    assert views.envelope_reading(width).startswith(reading)
