@@ -32,7 +32,8 @@ counted AS (
             WHEN runs_raw > 1 THEN coalesce(pass_count_raw, round_even(run_pass_rate * runs_raw, 0))
             ELSE -1
         END AS pass_count_num,
-        list_filter(evaluators, lambda e: NOT json_truthy(json_extract(e.metadata, '$.skipped'))) AS measured
+        list_filter(evaluators, lambda e: NOT json_truthy(json_extract(e.metadata, '$.skipped'))) AS measured,
+        len(list_filter(trials, lambda t: t.status = 'passed')) AS trials_passed
     FROM flat
 ),
 judged AS (
@@ -62,6 +63,11 @@ judged AS (
             WHEN runs_raw > 1 AND abs(run_pass_rate - pass_count_num / runs_raw) > 0.0000501 THEN
                 format('run_pass_rate {} disagrees with pass_count {} of {} runs',
                        run_pass_rate, pass_count_num, runs_raw)
+            WHEN len(trials) > 0 AND len(trials) <> runs_raw THEN
+                format('it records {} trials but runs is {}', len(trials), runs_raw)
+            WHEN len(trials) > 0 AND runs_raw > 1 AND model_error IS NULL AND judge_error IS NULL
+                 AND evaluator_error IS NULL AND trials_passed <> pass_count_num THEN
+                format('its trials record {} passes but pass_count is {}', trials_passed, pass_count_num)
         END AS excluded_reason
     FROM counted
 )

@@ -18,7 +18,14 @@ import pandas as pd
 
 from dashboard.data.queries import execute
 from dashboard.data.releases import assign_releases
-from dashboard.data.scan import FileEntry, file_digest, precheck_file, scan_directory
+from dashboard.data.scan import (
+    FileEntry,
+    FileFacts,
+    file_facts,
+    precheck_file,
+    scan_directory,
+    strict_json_problem,
+)
 from dashboard.data.schema import REPORT_COLUMNS, REPORT_TABLES
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -65,7 +72,7 @@ def ingest_directory(
         for row in con.execute("SELECT path, size, mtime_ns, digest, racy FROM files").fetchall()
     }
     present = {e.path for e in entries}
-    to_parse: list[tuple[FileEntry, str]] = []
+    to_parse: list[tuple[FileEntry, FileFacts]] = []
     unchanged = 0
     for entry in entries:
         previous = known.get(entry.path)
@@ -73,17 +80,17 @@ def ingest_directory(
             unchanged += 1
             continue
         try:
-            digest = file_digest(entry.abspath)
+            facts = file_facts(entry.abspath)
         except OSError:
-            digest = ""
-        if previous and digest and previous[2] == digest:
+            facts = FileFacts("", False, False)
+        if previous and facts.digest and previous[2] == facts.digest:
             unchanged += 1
             con.execute(
                 "UPDATE files SET size = $s, mtime_ns = $m, racy = $r WHERE path = $p",
                 {"s": entry.size, "m": entry.mtime_ns, "r": entry.racy, "p": entry.path},
             )
             continue
-        to_parse.append((entry, digest))
+        to_parse.append((entry, facts))
     gone = [p for p in known if p not in present] + [e.path for e, _ in to_parse if e.path in known]
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
     _forget_files(con, gone + [p.path for p in scan_problems])
@@ -96,8 +103,11 @@ def ingest_directory(
     next_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchone()[0]
     for batch in _batches(to_parse):
         parseable: list[tuple[FileEntry, str, int]] = []
-        for entry, digest in batch:
+        for entry, facts in batch:
+            digest = facts.digest
             reason = precheck_file(entry, max_bytes)
+            if not reason and (facts.maybe_constants or facts.maybe_deep):
+                reason = strict_json_problem(entry.abspath)
             if reason:
                 _record_file(con, entry, digest, None)
                 _record_problems(con, [(entry.path, "file", reason)])
@@ -144,8 +154,10 @@ def _claim_catalog(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     con.execute("INSERT OR REPLACE INTO meta VALUES ('reports_dir', $d)", {"d": str(root)})
 
 
-def _batches(items: Sequence[tuple[FileEntry, str]]) -> Iterator[list[tuple[FileEntry, str]]]:
-    batch: list[tuple[FileEntry, str]] = []
+def _batches(
+    items: Sequence[tuple[FileEntry, FileFacts]],
+) -> Iterator[list[tuple[FileEntry, FileFacts]]]:
+    batch: list[tuple[FileEntry, FileFacts]] = []
     size = 0
     for item in items:
         if batch and (size + item[0].size > BATCH_BYTES or len(batch) >= BATCH_FILES):
@@ -272,6 +284,8 @@ def _duckdb_reason(exc: duckdb.Error, abspath: str) -> str:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     first = _DUCKDB_NOISE.sub("", first).replace(f' in file "{abspath}"', "")
     first = first.replace(abspath, "the file")
+    if "UTF-8" in first:
+        return f"is not UTF-8 text: {first}"
     if "duplicate key" in first:
         return f"has a duplicate key: {first}"
     if "Malformed JSON" in first or "unexpected end" in first:

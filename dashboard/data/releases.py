@@ -115,7 +115,9 @@ def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     for suite, group in reports.groupby("suite", sort=False):
         for rank, release in enumerate(order_releases(group, config.order), start=1):
             ranks[(str(suite), release)] = rank
-    reports["release_rank"] = [ranks[(s, r)] for s, r in zip(reports["suite"], reports["release"], strict=True)]
+    reports["release_rank"] = [
+        ranks[(s, r)] for s, r in zip(reports["suite"], reports["release"], strict=True)
+    ]
     update = reports[["report_id", "release", "release_source", "release_rank"]]
     con.register("release_update", update)
     con.execute(

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import json
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass
@@ -101,13 +103,52 @@ def precheck_file(entry: FileEntry, max_bytes: int) -> str | None:
     return None
 
 
-def file_digest(abspath: str) -> str:
-    """BLAKE2b of the file's bytes, streamed."""
+@dataclass(frozen=True)
+class FileFacts:
+    digest: str  # BLAKE2b of the bytes
+    # Cheap signs that need an exact check before DuckDB (which accepts both) reads it:
+    maybe_constants: bool  # the bytes NaN / Infinity occur somewhere
+    maybe_deep: bool  # a run of DEEP_RUN directly nested objects or arrays occurs
+
+
+DEEP_RUN = 200
+_DEEP = re.compile(rb'[\[{](?:\s*(?:"[^"\\]{0,64}"\s*:\s*)?[\[{]){%d}' % DEEP_RUN)
+
+
+def file_facts(abspath: str) -> FileFacts:
+    """Digest and warning signs of a file, in one streamed read."""
     digest = hashlib.blake2b(digest_size=20)
+    constants = deep = False
+    tail = b""
     with open(abspath, "rb") as handle:
         while chunk := handle.read(DIGEST_CHUNK):
             digest.update(chunk)
-    return digest.hexdigest()
+            window = tail + chunk
+            constants = constants or b"NaN" in window or b"Infinity" in window
+            deep = deep or _DEEP.search(window) is not None
+            tail = chunk[-4096:]
+    return FileFacts(digest.hexdigest(), constants, deep)
+
+
+def strict_json_problem(abspath: str) -> str | None:
+    """Parse with Python's strict rules; why multivon-eval's own loader would refuse the file."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"holds the literal {constant}, which JSON does not allow")
+
+    try:
+        with open(abspath, encoding="utf-8-sig") as handle:
+            json.load(handle, parse_constant=refuse)
+    except RecursionError:
+        return "nests objects or arrays too deeply to be a report (Python's JSON reader gives up)"
+    except ValueError as exc:
+        text = str(exc)
+        if "JSON does not allow" in text:
+            return f"{text} (multivon-eval refuses non-finite numbers)"
+        return None  # other syntax errors are left to DuckDB's reader, which names them
+    except OSError as exc:
+        return _os_reason(exc)
+    return None
 
 
 def _rel(path: Path, root: Path) -> str:
