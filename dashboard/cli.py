@@ -84,11 +84,11 @@ def _reports_dir(path: Path) -> Path:
     return path
 
 
-def load(args: argparse.Namespace, stream: TextIO = sys.stderr) -> Any:
-    """Open the catalog for args.directory and refresh it, drawing progress on `stream`."""
+def load(args: argparse.Namespace, stream: TextIO | None = None) -> Any:
+    """Open the catalog for args.directory and refresh it, drawing progress on stderr."""
     directory = _reports_dir(args.directory)
     con = open_catalog(resolve_catalog_path(directory, args.catalog))
-    bar = ProgressBar(stream)
+    bar = ProgressBar(stream or sys.stderr)
     result = service.refresh_catalog(
         con, directory, max_bytes=int(args.max_file_mb * 1024 * 1024), progress=bar.update
     )

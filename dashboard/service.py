@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,10 @@ def refresh_catalog(
 ) -> IngestResult:
     """Bring the catalog up to date with the directory and compute metrics for new reports."""
     result = ingest_directory(con, reports_dir, max_bytes=max_bytes, progress=progress)
-    compute_pending_metrics(con)
+    if compute_pending_metrics(con):
+        # The metrics pass may add report warnings (stored blocks that disagree).
+        problems = con.execute("SELECT count(*) FROM problems").fetchone()
+        result = replace(result, problems=int(problems[0]) if problems else 0)
     return result
 
 

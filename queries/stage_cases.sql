@@ -19,6 +19,7 @@ flat AS (
         c.model_error, c.judge_error, c.evaluator_error,
         coalesce(c.runs, 1) AS runs_raw,
         coalesce(c.run_pass_rate, 1.0) AS run_pass_rate,
+        c.run_pass_rate AS run_pass_rate_raw,
         c.pass_count AS pass_count_raw,
         c.score, coalesce(c.tags, []) AS tags,
         coalesce(c.evaluators, []) AS evaluators,
@@ -53,21 +54,23 @@ judged AS (
         END AS status,
         CASE
             WHEN runs_raw <> floor(runs_raw) OR runs_raw < 1 THEN
-                format('runs is {}; it must be a whole number of at least 1', runs_raw)
+                format('runs is {}; it must be a whole number of at least 1', num_text(runs_raw))
+            WHEN runs_raw > 1 AND pass_count_raw IS NULL AND run_pass_rate_raw IS NULL THEN
+                'run_pass_rate is missing or null, so its passes are unknown'
             WHEN run_pass_rate < 0 OR run_pass_rate > 1 THEN
-                format('run_pass_rate {} is outside [0, 1]', run_pass_rate)
+                format('run_pass_rate {} is outside [0, 1]', num_text(run_pass_rate))
             WHEN pass_count_raw IS NOT NULL AND pass_count_raw <> floor(pass_count_raw) THEN
-                format('pass_count {} is not a whole number', pass_count_raw)
+                format('pass_count {} is not a whole number', num_text(pass_count_raw))
             WHEN runs_raw > 1 AND (pass_count_num < 0 OR pass_count_num > runs_raw) THEN
-                format('pass_count {} is outside 0..runs ({})', pass_count_num, runs_raw)
+                format('pass_count {} is outside 0..runs ({})', num_text(pass_count_num), num_text(runs_raw))
             WHEN runs_raw > 1 AND abs(run_pass_rate - pass_count_num / runs_raw) > 0.0000501 THEN
                 format('run_pass_rate {} disagrees with pass_count {} of {} runs',
-                       run_pass_rate, pass_count_num, runs_raw)
+                       num_text(run_pass_rate), num_text(pass_count_num), num_text(runs_raw))
             WHEN len(trials) > 0 AND len(trials) <> runs_raw THEN
-                format('it records {} trials but runs is {}', len(trials), runs_raw)
+                format('it records {} trials but runs is {}', len(trials), num_text(runs_raw))
             WHEN len(trials) > 0 AND runs_raw > 1 AND model_error IS NULL AND judge_error IS NULL
                  AND evaluator_error IS NULL AND trials_passed <> pass_count_num THEN
-                format('its trials record {} passes but pass_count is {}', trials_passed, pass_count_num)
+                format('its trials record {} passes but pass_count is {}', trials_passed, num_text(pass_count_num))
         END AS excluded_reason
     FROM counted
 )

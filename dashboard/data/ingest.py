@@ -94,6 +94,9 @@ def ingest_directory(
     gone = [p for p in known if p not in present] + [e.path for e, _ in to_parse if e.path in known]
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
     _forget_files(con, gone + [p.path for p in scan_problems])
+    # Problems found by the walk (a directory named x.json, a symlink loop) have no row in
+    # `files`; they are found afresh each load, so last load's are dropped first.
+    con.execute("DELETE FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files)")
     _record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
 
     total = len(to_parse)
@@ -120,8 +123,7 @@ def ingest_directory(
         if progress:
             progress(done, total)
 
-    if to_parse or gone:
-        assign_releases(con, root)
+    assign_releases(con, root)  # cheap, and relidash.toml may have changed on its own
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
     con.execute(
         "INSERT OR REPLACE INTO meta VALUES ('version', CAST(coalesce("

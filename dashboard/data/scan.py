@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HEAD_BYTES = 64 * 1024
+MIB = 1024 * 1024
 DIGEST_CHUNK = 1 << 20
 # A file modified this recently may still be being written: its (size, mtime) is not
 # trusted as proof of "unchanged" at the next load (git's "racy clean" rule).
@@ -78,7 +79,7 @@ def precheck_file(entry: FileEntry, max_bytes: int) -> str | None:
         return "is empty (0 bytes); if it is still being written, reload when it is complete"
     if entry.size > max_bytes:
         return (
-            f"is {entry.size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB size limit "
+            f"is {entry.size / MIB:.1f} MiB, over the {max_bytes / MIB:g} MiB size limit "
             "(raise it with --max-file-mb)"
         )
     try:
