@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dashboard import service
+from dashboard.cli_ci import register as register_ci_commands
 from dashboard.data.catalog import CatalogError, open_catalog, resolve_catalog_path
 
 EXIT_OK = 0
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     _add_load_options(serve)
     serve.set_defaults(handler=cmd_serve)
+    register_ci_commands(sub)
     return parser
 
 

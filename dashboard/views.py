@@ -167,31 +167,24 @@ def passk_curve(
 def case_keys(cases: pd.DataFrame) -> pd.Series:
     """A key per case row that is shared by the same case in every release of a suite.
 
-    Cases are matched by case_id where both reports have one, else by input text: a case
-    id and an input seen on the same case are joined (union-find), so a pre-0.18 case
-    (input only) and a 0.18+ case (id and input) match, and a later edit of the input
-    under the same id still matches.
+    Cases are matched by case_id where they have one (0.18+), so a later edit of the input
+    under the same id still matches and two ids never merge. A case without an id
+    (pre-0.18) matches by input text, and joins the id case with that input when exactly
+    one id was ever seen with it.
     """
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    nodes = []
+    ids_by_input: dict[str, set[str]] = {}
     for case_id, text in zip(cases["case_id"], cases["input"], strict=True):
-        ids = []
         if isinstance(case_id, str) and case_id:
-            ids.append("id:" + case_id)
-        ids.append("input:" + (text if isinstance(text, str) else ""))
-        for other in ids[1:]:
-            a, b = find(ids[0]), find(other)
-            if a != b:
-                parent[b] = a
-        nodes.append(ids[0])
-    return pd.Series([find(x) for x in nodes], index=cases.index, dtype=object)
+            ids_by_input.setdefault(text if isinstance(text, str) else "", set()).add(case_id)
+    keys = []
+    for case_id, text in zip(cases["case_id"], cases["input"], strict=True):
+        if isinstance(case_id, str) and case_id:
+            keys.append("id:" + case_id)
+            continue
+        text = text if isinstance(text, str) else ""
+        known = ids_by_input.get(text, set())
+        keys.append("id:" + next(iter(known)) if len(known) == 1 else "input:" + text)
+    return pd.Series(keys, index=cases.index, dtype=object)
 
 
 # ---- slices ------------------------------------------------------------------------------
@@ -338,7 +331,7 @@ def classify_change(before: Any, after: Any) -> str:
             ka
         ]
     if kb == "flaky":
-        return "became flaky"
+        return "became flaky" if ka == "reliable" else "partly fixed"
     if kb == "reliable":
         return "stabilised" if ka == "flaky" else "fixed"
     return "regressed"
@@ -453,11 +446,22 @@ class GateVerdict:
             return f"{name} gate UNKNOWN (fails): {self.reason}"
         bound = "CI lower bound" if self.uses == "ci_low" else "value"
         observed = self.ci_low if self.uses == "ci_low" else self.value
+        assert observed is not None and self.value is not None
         op = ">=" if self.verdict == "PASSED" else "<"
+        digits = _digits_to_show(observed, self.threshold)
         return (
-            f"{name} gate {self.verdict}: {bound} {observed:.3f} {op} required {self.threshold:.3f} "
-            f"({name} = {self.value:.3f}, CI [{self.ci_low:.3f}, {self.ci_high:.3f}], {self.n_cases} cases)"
+            f"{name} gate {self.verdict}: {bound} {observed:.{digits}f} {op} required "
+            f"{self.threshold:.{digits}f} ({name} = {self.value:.3f}, CI [{self.ci_low:.3f}, "
+            f"{self.ci_high:.3f}], {self.n_cases} cases)"
         )
+
+
+def _digits_to_show(observed: float, threshold: float) -> int:
+    """3 decimals, or as many more as it takes for the printed comparison to read true."""
+    for digits in range(3, 10):
+        if observed == threshold or f"{observed:.{digits}f}" != f"{threshold:.{digits}f}":
+            return digits
+    return 10
 
 
 def gate_verdict(

@@ -68,6 +68,22 @@ def test_case_keys_match_by_id_else_input() -> None:
     assert keys[0] != keys[3]
 
 
+def test_case_keys_never_merge_two_case_ids() -> None:
+    cases = pd.DataFrame({"case_id": ["id-X", "id-Y", None], "input": ["same", "same", "same"]})
+    keys = views.case_keys(cases)
+    assert keys[0] != keys[1]
+    assert keys[2] not in (keys[0], keys[1])  # ambiguous: matched by input only
+
+
+def test_gate_line_shows_enough_digits_to_be_true() -> None:
+    import numpy as np
+
+    verdict = views.gate_verdict(np.array([5, 5, 5, 5]), np.array([5, 5, 5, 2]), 1, 0.5)
+    line = views.GateVerdict("FAILED", "pass^k", 4, 0.6, 0.49952, 0.8, 20, 0.5, "ci_low", "").line()
+    assert "0.4995 < required 0.5000" in line
+    assert verdict.verdict in {"PASSED", "FAILED"}
+
+
 @pytest.mark.parametrize(
     ("before", "after", "expected"),
     [
@@ -77,6 +93,7 @@ def test_case_keys_match_by_id_else_input() -> None:
         ("5/5", "0/5", "regressed"),
         ("2/5", "0/5", "regressed"),
         ("0/5", "0/5", "still failing"),
+        ("0/5", "2/5", "partly fixed"),
         (None, "1/5", "added"),
         ("1/5", None, "removed"),
         ("1/5", "model_error", "removed"),

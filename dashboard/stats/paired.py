@@ -159,8 +159,6 @@ def unpaired_bootstrap_ci(
     n_boot, seed = _check_boot(n_boot, seed)
     point = float(head_arr.mean() - base_arr.mean())
     base_means = _resample_means(base_arr, cpython_choice_indices(base_arr.size, n_boot, seed))
-    head_means = _resample_means(
-        head_arr, cpython_choice_indices(head_arr.size, n_boot, seed + 1)
-    )
+    head_means = _resample_means(head_arr, cpython_choice_indices(head_arr.size, n_boot, seed + 1))
     low, high = _interval(head_means - base_means, point, confidence)
     return UnpairedDelta(point, low, high, int(base_arr.size), int(head_arr.size))

@@ -1,0 +1,224 @@
+"""`relidash gate` and `relidash compare`: the subcommands a CI pipeline calls.
+
+`register(subparsers)` adds both to the parser dashboard/cli.py builds. The verdicts
+and deltas come from dashboard/gating.py and dashboard/comparing.py, the functions the
+dashboard's pages use, so CI and the page agree. Load problems go to stderr and never
+stop a command; `gate --strict` turns a problem in the gated release's file into a
+failure.
+
+Exit codes: 0 every rule passed (gate) or the comparison ran (compare); 1 a rule
+FAILED or was UNKNOWN; 2 a usage error, a missing directory, a bad policy file, or an
+unknown suite, release or slice.
+
+dashboard.cli is imported inside the functions, not at the top, so cli.py may import
+this module wherever it likes without an import cycle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from dashboard import comparing, gating, service
+from dashboard.stats import METRIC_PASS_HAT_K, METRICS
+
+EXIT_FAILED = 1
+
+
+def register(subparsers: Any) -> None:
+    """Add the `gate` and `compare` subcommands to `relidash`'s subparsers."""
+    from dashboard import cli
+
+    gate = subparsers.add_parser(
+        "gate",
+        help="fail a CI job when a release misses its pass^k / pass@k rules",
+        description=(
+            "Check one release of a suite against reliability rules. A rule passes when the "
+            "lower bound of the metric's 95% CI (--min-ci-low, as multivon-eval's "
+            "assert_pass_hat_k) or its point estimate (--min-value) reaches the threshold. "
+            "UNKNOWN fails. Exit 0 when every rule passes, 1 otherwise, 2 on a usage error."
+        ),
+    )
+    gate.add_argument("directory", type=Path, help="directory of multivon-eval report files")
+    gate.add_argument("--suite", required=True, help="the suite to gate")
+    gate.add_argument(
+        "--release", default=gating.LATEST, help="the release to gate (default: latest)"
+    )
+    gate.add_argument("--policy", type=Path, metavar="FILE.toml", help="rules from a file")
+    gate.add_argument("--k", type=int, help="the k of a single rule")
+    gate.add_argument(
+        "--metric",
+        choices=METRICS,
+        help=f"the metric of a single rule (default {METRIC_PASS_HAT_K})",
+    )
+    threshold = gate.add_mutually_exclusive_group()
+    threshold.add_argument(
+        "--min-ci-low", type=float, metavar="X", help="required lower bound of the 95%% CI"
+    )
+    threshold.add_argument("--min-value", type=float, metavar="X", help="required point estimate")
+    gate.add_argument("--slice", metavar="TAG", help="only cases with this tag (risk_tier:safety)")
+    _add_policy_option(gate)
+    gate.add_argument(
+        "--strict", action="store_true", help="a load problem in the gated release's file fails"
+    )
+    gate.add_argument(
+        "--format",
+        choices=("text", "github"),
+        default="text",
+        help="text lines, or Markdown for $GITHUB_STEP_SUMMARY",
+    )
+    gate.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML here")
+    cli._add_load_options(gate)
+    gate.set_defaults(handler=cmd_gate)
+
+    compare = subparsers.add_parser(
+        "compare",
+        help="compare two releases case by case, with paired CIs and the case ledger",
+        description=(
+            "Match the cases of two releases of a suite (case_id, else input text) and print "
+            "Δpass@1, Δpass@k and Δpass^k with a 95% paired cluster-bootstrap CI, and how "
+            "each case moved: regressed, fixed, newly flaky, stabilised, still failing, ..."
+        ),
+    )
+    compare.add_argument("directory", type=Path, help="directory of multivon-eval report files")
+    compare.add_argument("--suite", required=True, help="the suite to compare")
+    compare.add_argument("--base", required=True, metavar="R1", help="the older release")
+    compare.add_argument("--head", required=True, metavar="R2", help="the newer release")
+    compare.add_argument(
+        "--k", type=int, help="k for Δpass@k and Δpass^k (default: the most runs every pair has)"
+    )
+    compare.add_argument("--slice", metavar="TAG", help="only cases with this tag")
+    compare.add_argument("--json", action="store_true", help="print one JSON document")
+    _add_policy_option(compare)
+    cli._add_load_options(compare)
+    compare.set_defaults(handler=cmd_compare)
+
+
+def _add_policy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--count-agent-errors",
+        action="store_true",
+        help="count model errors and timeouts as failed trials (default: leave them out, "
+        "as multivon-eval does)",
+    )
+
+
+def _single_rule(args: argparse.Namespace) -> gating.GateRule:
+    from dashboard.cli import UsageError
+
+    if args.k is None or (args.min_ci_low is None and args.min_value is None):
+        raise UsageError(
+            "gate needs --k K with --min-ci-low X or --min-value X, or --policy FILE.toml"
+        )
+    if args.k < 1:
+        raise UsageError(f"--k must be at least 1, got {args.k}")
+    for flag, value in (("--min-ci-low", args.min_ci_low), ("--min-value", args.min_value)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise UsageError(f"{flag} must be in [0, 1], got {value}")
+    return gating.make_rule(
+        metric=args.metric or METRIC_PASS_HAT_K,
+        k=args.k,
+        min_ci_low=args.min_ci_low,
+        min_value=args.min_value,
+        slice=args.slice,
+    )
+
+
+def gate_rules(args: argparse.Namespace) -> list[gating.GateRule]:
+    """The rules a `gate` command line asks for: its policy file, or its one rule."""
+    from dashboard.cli import UsageError
+
+    if args.policy is None:
+        return [_single_rule(args)]
+    given = [
+        flag
+        for flag, value in (
+            ("--k", args.k),
+            ("--metric", args.metric),
+            ("--min-ci-low", args.min_ci_low),
+            ("--min-value", args.min_value),
+            ("--slice", args.slice),
+        )
+        if value is not None
+    ]
+    if given:
+        raise UsageError(f"--policy holds the rules; leave out {', '.join(given)}")
+    try:
+        return gating.read_policy(args.policy)
+    except gating.PolicyError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def report_problems(con: Any, files: dict[str, str], stream: TextIO | None = None) -> int:
+    """Print every load problem on `stream`, marking those of `files` (path -> role)."""
+    stream = stream or sys.stderr  # looked up per call: tests and callers swap sys.stderr
+    problems = service.load_problems(con)
+    for p in problems.itertuples(index=False):
+        role = f" [{files[p.file]}]" if p.file in files else ""
+        stream.write(f"relidash: problem{role}: {p.file} ({p.scope}): {p.reason}\n")
+    return len(problems)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from dashboard import cli
+
+    rules = gate_rules(args)
+    con = cli.load(args)
+    try:
+        report = gating.run_gate(
+            con,
+            args.suite,
+            args.release,
+            rules,
+            count_agent_errors=args.count_agent_errors,
+            strict=args.strict,
+        )
+    except gating.UnknownName as exc:
+        raise cli.UsageError(str(exc)) from exc
+    report_problems(con, {report.file: "gated release"})
+    if report.problems and not args.strict:
+        sys.stderr.write(
+            f"relidash: {len(report.problems)} problem(s) in the gated release's file "
+            f"{report.file} do not affect the verdict; --strict makes them fail the gate\n"
+        )
+    if args.format == "github":
+        sys.stdout.write(gating.render_markdown(report))
+    else:
+        sys.stdout.write(gating.render_text(report))
+    if args.junit is not None:
+        try:
+            args.junit.parent.mkdir(parents=True, exist_ok=True)
+            args.junit.write_text(gating.render_junit(report), encoding="utf-8")
+        except OSError as exc:
+            raise cli.UsageError(f"{args.junit}: cannot write the JUnit file ({exc})") from exc
+    return cli.EXIT_OK if report.passed else EXIT_FAILED
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from dashboard import cli
+
+    if args.k is not None and args.k < 1:
+        raise cli.UsageError(f"--k must be at least 1, got {args.k}")
+    con = cli.load(args)
+    try:
+        comparison = comparing.compare_releases(
+            con,
+            args.suite,
+            args.base,
+            args.head,
+            k=args.k,
+            tag=args.slice,
+            count_agent_errors=args.count_agent_errors,
+        )
+    except gating.UnknownName as exc:
+        raise cli.UsageError(str(exc)) from exc
+    report_problems(con, {comparison.base_file: "base", comparison.head_file: "head"})
+    if args.json:
+        json.dump(comparing.comparison_json(comparison), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(comparing.render_text(comparison))
+    return cli.EXIT_OK
