@@ -126,12 +126,33 @@ def release_table(
     width = (table["pass_at_k"].astype(float) - table["pass_hat_k"].astype(float)) * 100
     table["envelope_points"] = width
     table["envelope_reading"] = [envelope_reading(w) for w in width]
-    previous = table["pass_hat_k"].astype(float).shift(1)
-    table["pass_hat_k_change"] = table["pass_hat_k"].astype(float) - previous
-    low, high = table["pass_hat_k_ci_low"].astype(float), table["pass_hat_k_ci_high"].astype(float)
-    disjoint = (low > high.shift(1)) | (high < low.shift(1))
-    table["pass_hat_k_ci_disjoint"] = disjoint.fillna(False).astype(bool)
+    changes = [
+        _paired_change(by_report, prev, cur, k)
+        for prev, cur in zip([None, *table["report_id"][:-1]], table["report_id"], strict=True)
+    ]
+    table["pass_hat_k_change"] = [c[0] for c in changes]
+    table["pass_hat_k_change_ci_low"] = [c[1] for c in changes]
+    table["pass_hat_k_change_ci_high"] = [c[2] for c in changes]
+    table["pass_hat_k_change_pairs"] = [c[3] for c in changes]
+    table["pass_hat_k_change_significant"] = [
+        c[0] is not None and (c[1] > 0 or c[2] < 0) for c in changes
+    ]
     return table
+
+
+def _paired_change(
+    by_report: dict[Any, pd.DataFrame], previous: Any, current: Any, k: int
+) -> tuple[float | None, float | None, float | None, int]:
+    """Δpass^k against the previous release over matched cases, with its paired 95% CI."""
+    from dashboard.comparing import compare_cases  # comparing builds on this module
+
+    if previous is None or previous not in by_report or current not in by_report:
+        return None, None, None, 0
+    _, _, deltas, _, _, _ = compare_cases(by_report[previous], by_report[current], k)
+    hat = next(d for d in deltas if d.key == "pass_hat_k")
+    if hat.delta is None:
+        return None, None, None, 0
+    return hat.delta.delta, hat.delta.ci_low, hat.delta.ci_high, hat.delta.n_pairs
 
 
 def passk_curve(
@@ -575,9 +596,11 @@ def display_release_table(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for r in table.itertuples(index=False):
         change = "—"
-        if pd.notna(r.pass_hat_k_change):
-            change = f"{100 * r.pass_hat_k_change:+.1f} pts" + (
-                " ◆ CIs do not overlap" if r.pass_hat_k_ci_disjoint else ""
+        if r.pass_hat_k_change is not None and pd.notna(r.pass_hat_k_change):
+            change = (
+                f"{100 * r.pass_hat_k_change:+.1f} pts [{100 * r.pass_hat_k_change_ci_low:+.1f}, "
+                f"{100 * r.pass_hat_k_change_ci_high:+.1f}] over {r.pass_hat_k_change_pairs} cases"
+                + (" ◆" if r.pass_hat_k_change_significant else "")
             )
         runs = (
             "—"

@@ -30,7 +30,8 @@ for note in views.unknown_notes(table):
 download(shown, f"releases-{suite}-k{k}")
 st.caption(
     "Envelope = pass@k − pass^k: over 50 points is a gambler (capable, unreliable), under 20 is steady. "
-    "◆ marks a change whose 95% CIs do not overlap."
+    "Δ is the paired change over the cases both releases evaluated (paired cluster bootstrap, 95%); "
+    "◆ marks a change whose interval excludes zero."
 )
 
 st.subheader(f"pass@{k} and pass^{k} across releases")
