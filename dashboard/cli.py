@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -147,23 +146,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     catalog = resolve_catalog_path(directory, args.catalog)
     app = Path(__file__).with_name("app.py")
     command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(app),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(args.port),
-        "--server.address",
-        args.host,
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.enableXsrfProtection",
-        "true",
-    ]
-    print(f"relidash: serving {directory} on http://{args.host}:{args.port}", file=sys.stderr)
+        sys.executable, "-m", "streamlit", "run", str(app),
+        "--server.headless", "true",
+        "--server.port", str(args.port),
+        "--server.address", args.host,
+        "--server.enableXsrfProtection", "true",
+        "--browser.gatherUsageStats", "false",
+        "--runner.magicEnabled", "false",
+    ]  # fmt: skip
     env = dict(os.environ)
     env.update(
         {
@@ -172,10 +162,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "RELIDASH_MAX_FILE_MB": str(args.max_file_mb),
         }
     )
-    try:
-        return subprocess.call(command, env=env, cwd=Path(__file__).resolve().parents[1])
-    except KeyboardInterrupt:
-        return EXIT_OK
+    print(f"relidash: serving {directory} on http://{args.host}:{args.port}", file=sys.stderr)
+    sys.stderr.flush()
+    # Become the server process, so a signal meant for `relidash serve` reaches Streamlit.
+    os.execve(sys.executable, command, env)
+    return EXIT_OK  # not reached
 
 
 if __name__ == "__main__":

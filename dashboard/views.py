@@ -110,7 +110,9 @@ def release_table(
             "format": rel.format,
             "upgraded": bool(rel.upgraded),
             "cases_evaluated": int(len(n)),
-            "cases_errored": int(group["status"].isin(ERROR_STATUSES).sum()),
+            # Under the agent-errors policy an errored case that now counts is evaluated,
+            # so it is not counted again as errored.
+            "cases_errored": int((group["status"].isin(ERROR_STATUSES) & group["n"].isna()).sum()),
             "cases_skipped": int((group["status"] == "skipped").sum()),
             "runs_min": None if pd.isna(rel.runs_min) else int(rel.runs_min),
             "runs_max": None if pd.isna(rel.runs_max) else int(rel.runs_max),
@@ -335,12 +337,24 @@ def _fraction(cell: Any) -> tuple[int, int] | None:
 
 
 def classify_change(before: Any, after: Any) -> str:
-    """How a case moved between two releases: reliable / flaky / failing transitions."""
+    """How a case moved between two releases: reliable / flaky / failing transitions.
+
+    A cell is "c/n" when the case was evaluated, a status ("model_error", "skipped") when it
+    was not, and missing when the release does not have the case.
+    """
     a, b = _fraction(before), _fraction(after)
-    if b is None:
-        return "removed" if a is not None else ""
-    if a is None:
+    missing_before = not isinstance(before, str)
+    missing_after = not isinstance(after, str)
+    if missing_after:
+        return "" if missing_before else "removed"
+    if missing_before:
         return "added"
+    if a is None and b is None:
+        return f"still {after}" if before == after else f"now {after}"
+    if a is None:
+        return f"back from {before}"
+    if b is None:
+        return f"now {after}"
 
     def kind(x: tuple[int, int]) -> str:
         c, n = x

@@ -96,7 +96,10 @@ def test_gate_line_shows_enough_digits_to_be_true() -> None:
         ("0/5", "2/5", "partly fixed"),
         (None, "1/5", "added"),
         ("1/5", None, "removed"),
-        ("1/5", "model_error", "removed"),
+        ("1/5", "model_error", "now model_error"),
+        ("model_error", "3/5", "back from model_error"),
+        ("skipped", "skipped", "still skipped"),
+        (None, None, ""),
     ],
 )
 def test_classify_change(before: str | None, after: str | None, expected: str) -> None:

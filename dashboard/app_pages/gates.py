@@ -40,7 +40,7 @@ with st.expander("Per-slice rules"):
                     1.0,
                     1.0 if "safety" in tag else threshold,
                     0.05,
-                    key=f"gate_{tag}",
+                    key=f"gate_rule_{tag}",
                 ),
             )
         )

@@ -52,6 +52,24 @@ st.dataframe(
 )
 download(shown, f"lottery-{suite}-{release}-k{k}")
 
+wanted_case = st.query_params.get("case")
+release_cases = app_state.suite_cases(version, suite, count_errors)
+release_cases = release_cases[release_cases["report_id"] == report_id]
+if wanted_case is not None and not any(
+    views.case_link_key(cid, idx) == wanted_case
+    for cid, idx in zip(table["case_id"], table["case_idx"], strict=True)
+):
+    known = not views.find_case(release_cases, wanted_case).empty
+    st.warning(
+        f"Case “{wanted_case}” "
+        + (
+            f"is in {release} but is not a lottery case at k = {k}"
+            if known
+            else f"is not in {release}"
+        )
+        + "; showing the top-ranked lottery case."
+    )
+    del st.query_params["case"]
 labels = {
     views.case_link_key(
         r.case_id, r.case_idx
@@ -116,17 +134,30 @@ failing = trials[trials["status"] != "passed"]
 if passing.empty or failing.empty:
     st.info("This case needs at least one passing and one failing trial to diff.")
     st.stop()
-name = lambda t: f"run {t.run_index} ({t.status})"  # noqa: E731
+runs = {int(t.run_index): t for t in trials.itertuples(index=False)}
+
+
+def name(run: int) -> str:
+    return f"run {run} ({runs[run].status})"
+
+
 d1, d2 = st.columns(2)
+# Keyed per case: a stored choice must never carry one case's trial over to another.
 with d1:
     a = st.selectbox(
-        "Passing trial", list(passing.itertuples(index=False)), format_func=name, key="lottery_a"
+        "Passing trial",
+        [int(r) for r in passing["run_index"]],
+        format_func=name,
+        key=f"lottery_a_{report_id}_{case_idx}",
     )
 with d2:
     b = st.selectbox(
-        "Failing trial", list(failing.itertuples(index=False)), format_func=name, key="lottery_b"
+        "Failing trial",
+        [int(r) for r in failing["run_index"]],
+        format_func=name,
+        key=f"lottery_b_{report_id}_{case_idx}",
     )
-rows = diff_lines(a.output or "", b.output or "")
+rows = diff_lines(runs[a].output or "", runs[b].output or "")
 first = first_divergence(rows)
 st.subheader("Passing vs failing transcript")
 st.caption(

@@ -1,0 +1,475 @@
+"""Real-browser tests: Playwright driving Debian's Chromium against `relidash serve`.
+
+One server per module, on a free port, over a private copy of sample_reports/ (plus one
+hostile report written here) and a private catalog file. Test tools cannot download a
+browser here, so Chromium is launched from /usr/bin/chromium. Without it (or without the
+playwright package) these tests skip on a workstation and fail under CI, where a missing
+browser must not pass silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_reports"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+START_TIMEOUT = 90.0  # seconds for the server to answer
+SETTLE_TIMEOUT = 60.0  # seconds for a page's script to finish
+QUIET = 1.0  # seconds with no running script before a page counts as rendered
+
+PAGES = [
+    ("/", "Releases"),
+    ("/releases", "Releases"),
+    ("/slices", "Slices"),
+    ("/lottery", "Lottery cases"),
+    ("/gates", "Gates"),
+    ("/calculator", "Calculator"),
+    ("/data", "Data"),
+]
+
+HOSTILE_SUITE = "hostile-agent"
+SCRIPT = "<script>window.__pwned=1</script>"
+IMG = '<img src=x onerror="window.__pwned=2">'
+MARKDOWN_LINK = "[click me](javascript:window.__pwned=3)"
+JS_URL = "javascript:window.__pwned=4"
+PAYLOADS = [SCRIPT, IMG, MARKDOWN_LINK, JS_URL]
+
+
+def unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must run the browser tests (install Debian's chromium package)")
+    pytest.skip(reason)
+
+
+def relidash_command() -> list[str]:
+    script = Path(sys.executable).with_name("relidash")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "dashboard.cli"]
+
+
+# ---- the reports, the catalog and the server ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workspace:
+    reports: Path
+    catalog: Path
+    hostile_case: str  # the deep-link key (case_id) of the edited lottery case
+
+
+def write_hostile_report(reports: Path) -> str:
+    """A copy of a 0.18+ report whose one lottery case has transcripts full of markup.
+
+    It goes in as its own suite so the sample suites' numbers do not move.
+    """
+    for source in sorted(reports.rglob("*.json"), reverse=True):
+        try:
+            report = json.loads(source.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
+            continue
+        for case in report["cases"]:
+            # A lottery case under either error policy: some passes, some quality failures,
+            # and no error or skipped trial.
+            trials = case.get("trials") or []
+            statuses = {t.get("status") for t in trials}
+            if (
+                case.get("case_id")
+                and case.get("status") in ("passed", "failed_quality")
+                and 0 < int(case.get("pass_count") or 0) < int(case.get("runs") or 0)
+                and statuses == {"passed", "failed_quality"}
+            ):
+                break
+        else:
+            continue
+        base = [
+            "[user] Please summarise the attached page.",
+            *(f"[assistant] {p}" for p in PAYLOADS),
+        ]
+        passing = "\n".join([*base, "[assistant] Done: **bold** and `code`."])
+        failing = "\n".join([*base, f"[assistant] Gave up {IMG.replace('=2', '=5')} **bold**"])
+        for trial in trials:
+            trial["output"] = passing if trial.get("status") == "passed" else failing
+        case["output"] = trials[-1]["output"]
+        report["suite"] = HOSTILE_SUITE
+        target = reports / HOSTILE_SUITE / "2026-05-01_hostile.json"
+        target.parent.mkdir()
+        target.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        return str(case["case_id"])
+    pytest.fail("no 0.18+ sample report has a lottery case with passing and failing trials")
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    base = tmp_path_factory.mktemp("browser")
+    reports = base / "reports"
+    shutil.copytree(SAMPLE, reports)
+    case = write_hostile_report(reports)
+    return Workspace(reports, base / "cache" / "catalog.duckdb", case)
+
+
+def summary(ws: Workspace) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            *relidash_command(),
+            "summary",
+            str(ws.reports),
+            "--json",
+            "--by",
+            "file",
+            "--catalog",
+            str(ws.catalog),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
+@pytest.fixture(scope="module")
+def summary_doc(workspace: Workspace) -> dict[str, Any]:
+    done = summary(workspace)
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    assert HOSTILE_SUITE in {r["suite"] for r in doc["reports"]}, doc["problems"]
+    return doc
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(workspace: Workspace, summary_doc: dict[str, Any]) -> Iterator[str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = workspace.catalog.parent.parent / "server.log"
+    with open(log_path, "w") as log:
+        # Its own process group: `relidash serve` runs Streamlit as a child and does not
+        # pass SIGTERM on (the child would outlive it, holding the port), so the whole
+        # group is stopped when the tests end.
+        proc = subprocess.Popen(
+            [
+                *relidash_command(),
+                "serve",
+                str(workspace.reports),
+                "--port",
+                str(port),
+                "--catalog",
+                str(workspace.catalog),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not healthy(url):
+            if proc.poll() is not None:
+                pytest.fail(
+                    f"relidash serve exited with {proc.returncode}:\n{log_path.read_text()}"
+                )
+            if time.monotonic() > deadline:
+                pytest.fail(f"relidash serve did not answer on {url}:\n{log_path.read_text()}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        stop_group(proc)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (zombies awaiting their reaper do not)."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for stat in proc_dir.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the server's process group, then SIGKILL whatever is left after 15 s."""
+    for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            proc.poll()
+            if not group_alive(proc.pid):
+                break
+            time.sleep(0.2)
+        else:
+            continue
+        break
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+# ---- the browser --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser_available() -> None:
+    """Checked before anything is started: no browser, no server."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        unavailable("the playwright package is not installed")
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        unavailable(f"Chromium is not installed at {CHROMIUM}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(accept_downloads=True)
+    context.set_default_timeout(SETTLE_TIMEOUT * 1000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def settle(page: Any) -> None:
+    """Wait for the app to connect, show a heading, and finish running its script."""
+    page.wait_for_selector('[data-testid="stApp"]')
+    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]')
+    page.locator("h1").first.wait_for()
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    quiet_since: float | None = None
+    while True:
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+        running = (
+            state != "notRunning" or page.locator('[data-testid="stStatusWidget"]').count() > 0
+        )
+        now = time.monotonic()
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= QUIET:
+            return
+        if now > deadline:
+            pytest.fail(f"{page.url}: the script was still running after {SETTLE_TIMEOUT} s")
+        page.wait_for_timeout(100)
+
+
+def open_path(page: Any, url: str) -> Any:
+    page.goto(url)
+    settle(page)
+    return page
+
+
+def assert_no_exception(page: Any) -> None:
+    errors = page.locator('[data-testid="stException"]')
+    assert errors.count() == 0, errors.all_inner_texts()
+
+
+def heading(page: Any) -> str:
+    return str(page.locator("h1").first.inner_text()).strip()
+
+
+# ---- tests --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path, title", PAGES)
+def test_every_page_loads_without_an_exception(
+    server: str, page: Any, path: str, title: str
+) -> None:
+    open_path(page, server + path)
+    assert_no_exception(page)
+    assert heading(page) == title
+    assert urlparse(page.url).path == (path if path != "/" else "/releases")
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
+
+
+def lottery_target(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A 0.18+ sample report and one of its lottery cases that is not the page's default."""
+    candidates = [
+        r
+        for r in doc["reports"]
+        if r["suite"] != HOSTILE_SUITE
+        and len(r["lottery"]) >= 2
+        and r["lottery"][-1].get("case_id")
+        and tuple(int(x) for x in r["format"].split("-")[-1].split(".")[:2]) >= (0, 18)
+    ]
+    assert candidates, "no 0.18+ sample report has two lottery cases"
+    latest = {r["suite"]: r["release"] for r in doc["reports"]}
+    # Prefer a release that is not its suite's latest, so the link's release matters too.
+    report = next((r for r in candidates if r["release"] != latest[r["suite"]]), candidates[-1])
+    return report, report["lottery"][-1]
+
+
+def test_deep_link_opens_the_lottery_diff_of_that_case(
+    server: str, page: Any, summary_doc: dict[str, Any]
+) -> None:
+    report, case = lottery_target(summary_doc)
+    query = {"suite": report["suite"], "release": report["release"], "case": case["case_id"]}
+    open_path(page, f"{server}/lottery?{urlencode(query)}")
+    assert_no_exception(page)
+    assert heading(page) == "Lottery cases"
+    assert "not in the loaded reports" not in page.locator("body").inner_text()
+    params = parse_qs(urlparse(page.url).query)
+    assert {k: params[k] for k in query} == {k: [v] for k, v in query.items()}
+    assert (
+        page.locator('[data-testid="stCode"]').first.inner_text().strip() == case["input"].strip()
+    )
+
+    diff = page.locator("table.rd")
+    diff.wait_for(state="visible")
+    first = diff.locator("tr.first")
+    assert first.count() == 1
+    assert "▶" in first.inner_text()
+    labels = [h.strip() for h in diff.locator("th").all_inner_texts() if h.strip()]
+    assert (
+        len(labels) == 2 and labels[0].endswith("(passed)") and not labels[1].endswith("(passed)")
+    )
+
+
+def test_csv_download(server: str, page: Any, summary_doc: dict[str, Any]) -> None:
+    suite = sorted({r["suite"] for r in summary_doc["reports"]})[0]
+    open_path(page, f"{server}/releases?{urlencode({'suite': suite, 'k': 3})}")
+    assert_no_exception(page)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download CSV").first.click()
+    download = info.value
+    assert download.suggested_filename == f"releases-{suite}-k3.csv"
+    data = Path(download.path()).read_bytes()
+    assert data
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    assert rows[0] == [
+        "release",
+        "cases (evaluated / errored / skipped)",
+        "runs",
+        "pass@1",
+        "pass@3",
+        "pass^3",
+        "envelope",
+        "Δ pass^3",
+        "format",
+    ]
+    releases = {r["release"] for r in summary_doc["reports"] if r["suite"] == suite}
+    assert {row[0] for row in rows[1:]} == releases
+    assert len(rows) == 1 + len(releases)
+
+
+def test_hostile_transcript_is_shown_as_text_and_runs_nothing(
+    server: str, page: Any, workspace: Workspace
+) -> None:
+    query = {"suite": HOSTILE_SUITE, "case": workspace.hostile_case}
+    open_path(page, f"{server}/lottery?{urlencode(query)}")
+    assert_no_exception(page)
+    assert heading(page) == "Lottery cases"
+    diff = page.locator("table.rd")
+    diff.wait_for(state="visible")
+    page.wait_for_timeout(500)  # an injected <img onerror> fires after its load fails
+
+    text = diff.inner_text()
+    for payload in PAYLOADS:
+        assert payload in text, f"{payload!r} is not shown as text"
+    assert diff.locator("script, img, a").count() == 0
+    assert page.locator("img[src='x'], a[href^='javascript:' i]").count() == 0
+    for frame in page.frames:
+        assert frame.evaluate("typeof window.__pwned") == "undefined", f"script ran in {frame.url}"
+
+
+def test_two_sessions_at_once(server: str, browser: Any, summary_doc: dict[str, Any]) -> None:
+    report, case = lottery_target(summary_doc)
+    urls = [
+        f"{server}/releases",
+        f"{server}/lottery?{urlencode({'suite': report['suite'], 'release': report['release'], 'case': case['case_id']})}",
+    ]
+    contexts = [browser.new_context() for _ in urls]
+    try:
+        pages = [c.new_page() for c in contexts]
+        for p, url in zip(pages, urls, strict=True):
+            p.set_default_timeout(SETTLE_TIMEOUT * 1000)
+            p.goto(url)  # returns at the load event; both scripts then run side by side
+        for p in pages:
+            settle(p)
+            assert_no_exception(p)
+        assert [heading(p) for p in pages] == ["Releases", "Lottery cases"]
+        pages[0].locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
+        pages[1].locator("table.rd").wait_for(state="visible")
+    finally:
+        for c in contexts:
+            c.close()
+
+
+def test_summary_cli_shares_the_catalog_with_a_running_server(
+    server: str, page: Any, workspace: Workspace
+) -> None:
+    open_path(page, f"{server}/data")  # the server has refreshed the catalog file
+    done = summary(workspace)
+    assert done.returncode == 0, done.stderr
+    suites = {r["suite"] for r in json.loads(done.stdout)["reports"]}
+    assert {"code-agent", "support-agent", HOSTILE_SUITE} <= suites
+    assert healthy(server)
+    open_path(page, f"{server}/releases")  # and a new session still loads after it
+    assert_no_exception(page)
+    assert heading(page) == "Releases"
