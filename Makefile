@@ -33,11 +33,11 @@ $(UPSTREAM)/.installed:
 
 test: $(VENV)/.test-installed $(UPSTREAM)/.installed
 	bash tools/ensure_chromium.sh
-	$(BIN)/ruff check dashboard tests tools benchmarks
+	$(BIN)/ruff check .
 	RELIDASH_UPSTREAM_PYTHON=$(CURDIR)/$(UPSTREAM)/bin/python $(BIN)/python -m pytest
 
 lint: $(VENV)/.test-installed
-	$(BIN)/ruff check dashboard tests tools benchmarks
+	$(BIN)/ruff check .
 	$(BIN)/mypy --strict dashboard/stats dashboard/data
 
 summary: $(VENV)/.run-installed
