@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from dashboard import service
+from dashboard import service, simulate
 from dashboard.cli_ci import register as register_ci_commands
 from dashboard.data.catalog import CatalogError, open_catalog, resolve_catalog_path
 
@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_load_options(serve)
     serve.set_defaults(handler=cmd_serve)
     register_ci_commands(sub)
+    simulate.register(sub)
     return parser
 
 
