@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.data.ingest import DEFAULT_MAX_BYTES, IngestResult, ProgressFn, ingest_directory
-from dashboard.data.queries import run_query
-from dashboard.data.results import store_report_results
+from dashboard.data.queries import load_query, run_query
+from dashboard.data.results import METRIC_COLUMNS, store_report_results
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -52,8 +52,8 @@ def refresh_catalog(
     result = ingest_directory(con, reports_dir, max_bytes=max_bytes, progress=progress)
     if compute_pending_metrics(con):
         # The metrics pass may add report warnings (stored blocks that disagree).
-        problems = con.execute("SELECT count(*) FROM problems").fetchone()
-        result = replace(result, problems=int(problems[0]) if problems else 0)
+        problems = con.execute("SELECT count(*) FROM problems").fetchall()
+        result = replace(result, problems=int(problems[0][0]))
     return result
 
 
@@ -74,57 +74,62 @@ def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
     pending = run_query(con, "reports_without_metrics")
     if pending.empty:
         return 0
-    outcomes = run_query(
-        con, "case_outcomes", count_agent_errors=False, report_ids=pending["report_id"].tolist()
+    counts = con.execute(load_query("evaluated_case_counts")).fetchnumpy()
+    report_col = np.asarray(counts["report_id"], dtype=np.int64)
+    # rows arrive grouped by report: slice each report's cases out by its bounds
+    ids, starts = np.unique(report_col, return_index=True)
+    bounds = dict(
+        zip(
+            ids.tolist(),
+            zip(starts.tolist(), [*starts[1:].tolist(), len(report_col)], strict=True),
+            strict=True,
+        )
     )
-    by_report = dict(tuple(outcomes.groupby("report_id", sort=False)))
-    metric_rows: list[dict[str, Any]] = []
-    lottery_rows: list[dict[str, Any]] = []
+    all_n = np.asarray(counts["n"], dtype=np.int64)
+    all_c = np.asarray(counts["c"], dtype=np.int64)
+    all_idx = np.asarray(counts["case_idx"], dtype=np.int64)
+    metric_rows: list[tuple[Any, ...]] = []
+    lottery_rows: list[tuple[int, int, int]] = []
     warnings: list[tuple[str, str]] = []
-    empty = outcomes.iloc[0:0]
     for report in pending.itertuples(index=False):
-        cases = by_report.get(report.report_id, empty)
-        n, c = evaluated_arrays(cases)
+        lo, hi = bounds.get(int(report.report_id), (0, 0))
+        n, c = all_n[lo:hi], all_c[lo:hi]
         results = pass_k_results(n, c, k_max_for(report.runs_per_case))
         for per_k in results.values():
-            metric_rows.extend(_metric_row(report.report_id, r) for r in per_k)
+            metric_rows.extend(_metric_row(int(report.report_id), r) for r in per_k)
         default_k = int(report.runs_per_case) if pd.notna(report.runs_per_case) else 1
-        counted = cases[cases["n"].notna()]
         for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1):
-            lottery_rows.append(
-                {
-                    "report_id": report.report_id,
-                    "case_idx": int(counted["case_idx"].iloc[idx]),
-                    "lottery_rank": rank,
-                }
-            )
+            lottery_rows.append((int(report.report_id), int(all_idx[lo + idx]), rank))
         for metric, stored in (
             (METRIC_PASS_AT_K, report.stored_pass_at_k),
             (METRIC_PASS_HAT_K, report.stored_pass_hat_k),
         ):
-            problem = stored_block_problem(metric, stored, n, c)
+            problem = stored_block_problem(metric, stored, n, c, results[metric])
             if problem:
                 warnings.append((report.file, problem))
-    store_report_results(con, pd.DataFrame(metric_rows), pd.DataFrame(lottery_rows), warnings)
+    metrics = pd.DataFrame.from_records(metric_rows, columns=list(METRIC_COLUMNS))
+    lottery = pd.DataFrame.from_records(
+        lottery_rows, columns=["report_id", "case_idx", "lottery_rank"]
+    )
+    store_report_results(con, metrics, lottery, warnings)
     return len(pending)
 
 
-def _metric_row(report_id: int, r: PassKResult) -> dict[str, Any]:
-    return {
-        "report_id": report_id,
-        "metric": r.metric,
-        "k": r.k,
-        "value": r.value,
-        "ci_low": r.ci_low,
-        "ci_high": r.ci_high,
-        "method": r.method,
-        "n_cases": r.n_cases,
-        "runs": r.runs,
-        "unknown_reason": r.unknown_reason,
-    }
+def _metric_row(report_id: int, r: PassKResult) -> tuple[Any, ...]:
+    """One `metrics` row, in METRIC_COLUMNS order."""
+    return (
+        report_id, r.metric, r.k, r.value, r.ci_low, r.ci_high, r.method, r.n_cases, r.runs,
+        r.unknown_reason,
+    )  # fmt: skip
 
 
-def stored_block_problem(metric: str, stored: Any, n: np.ndarray, c: np.ndarray) -> str | None:
+def stored_block_problem(
+    metric: str,
+    stored: Any,
+    n: np.ndarray,
+    c: np.ndarray,
+    known: Sequence[PassKResult] = (),
+) -> str | None:
     """A reason when a 0.16+ report's stored pass@k / pass^k block disagrees with its cases."""
     if not isinstance(stored, str):  # absent (pre-0.16, or a single-run report)
         return None
@@ -139,7 +144,8 @@ def stored_block_problem(metric: str, stored: Any, n: np.ndarray, c: np.ndarray)
         return f"its stored {metric} block is malformed; relidash shows the value its cases give"
     if k < 1:
         return f"its stored {metric} block has k = {k}; relidash shows the value its cases give"
-    (result,) = suite_pass_k(n, c, [k], metric)
+    # `known` holds this metric for k = 1..K already; recompute only beyond it
+    (result,) = known[k - 1 : k] or suite_pass_k(n, c, [k], metric)
     name = metric.replace("k", str(k))
     if result.value is None or stored_value is None:
         if (result.value is None) == (stored_value is None):

@@ -103,7 +103,7 @@ def ingest_directory(
     done = 0
     if progress:
         progress(0, total)
-    next_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchone()[0]
+    next_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchall()[0][0]
     for batch in _batches(to_parse):
         parseable: list[tuple[FileEntry, str, int]] = []
         for entry, facts in batch:
@@ -130,7 +130,7 @@ def ingest_directory(
         "(SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'version'), 0) + $d AS VARCHAR))",
         {"d": 1 if (to_parse or gone or scan_problems) else 0},
     )
-    n_problems = con.execute("SELECT count(*) FROM problems").fetchone()[0]
+    n_problems = con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return IngestResult(
         files=len(entries),
         parsed=total,
@@ -143,13 +143,13 @@ def ingest_directory(
 
 def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
     """A counter bumped by every load that changed the catalog (a cache key)."""
-    row = con.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-    return int(row[0]) if row else 0
+    rows = con.execute("SELECT value FROM meta WHERE key = 'version'").fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def _claim_catalog(con: duckdb.DuckDBPyConnection, root: Path) -> None:
-    row = con.execute("SELECT value FROM meta WHERE key = 'reports_dir'").fetchone()
-    if row and row[0] != str(root):
+    rows = con.execute("SELECT value FROM meta WHERE key = 'reports_dir'").fetchall()
+    if rows and rows[0][0] != str(root):
         # A catalog describes one directory; pointed at another, it starts over.
         for table in (*REPORT_TABLES, "files", "problems"):
             con.execute(f"DELETE FROM {table}")  # table names from the allow-list
@@ -199,8 +199,9 @@ def _parse_batch(
         execute(con, "stage_cases")
         for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
             execute(con, name)
-        for entry, digest, rid in batch:
-            _record_file(con, entry, digest, None if entry.path in rejected else rid)
+        _record_files(
+            con, [(e, digest, None if e.path in rejected else rid) for e, digest, rid in batch]
+        )
         con.execute(
             "INSERT INTO problems SELECT r.file, 'case', format('case {} ({}): {}; left out of every metric', "
             "c.case_idx, left(coalesce(c.case_id, c.input, ''), 60), c.excluded_reason) "
@@ -260,17 +261,26 @@ def _forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> None:
 def _record_file(
     con: duckdb.DuckDBPyConnection, entry: FileEntry, digest: str, report_id: int | None
 ) -> None:
-    con.execute(
-        "INSERT OR REPLACE INTO files VALUES ($p, $s, $m, $d, $r, $racy)",
+    _record_files(con, [(entry, digest, report_id)])
+
+
+def _record_files(
+    con: duckdb.DuckDBPyConnection, rows: list[tuple[FileEntry, str, int | None]]
+) -> None:
+    """Upsert `files` rows in one statement (row-at-a-time inserts cost ms each)."""
+    frame = pd.DataFrame(
         {
-            "p": entry.path,
-            "s": entry.size,
-            "m": entry.mtime_ns,
-            "d": digest,
-            "r": report_id,
-            "racy": entry.racy or not digest,
-        },
+            "path": [e.path for e, _, _ in rows],
+            "size": pd.array([e.size for e, _, _ in rows], dtype="Int64"),
+            "mtime_ns": pd.array([e.mtime_ns for e, _, _ in rows], dtype="Int64"),
+            "digest": [d for _, d, _ in rows],
+            "report_id": pd.array([r for _, _, r in rows], dtype="Int32"),
+            "racy": [e.racy or not d for e, d, _ in rows],
+        }
     )
+    con.register("new_files", frame)
+    con.execute("INSERT OR REPLACE INTO files SELECT * FROM new_files")
+    con.unregister("new_files")
 
 
 def _record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> None:

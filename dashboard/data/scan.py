@@ -10,11 +10,12 @@ import codecs
 import hashlib
 import json
 import os
-import re
 import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 HEAD_BYTES = 64 * 1024
 MIB = 1024 * 1024
@@ -109,26 +110,37 @@ class FileFacts:
     digest: str  # BLAKE2b of the bytes
     # Cheap signs that need an exact check before DuckDB (which accepts both) reads it:
     maybe_constants: bool  # the bytes NaN / Infinity occur somewhere
-    maybe_deep: bool  # a run of DEEP_RUN directly nested objects or arrays occurs
+    maybe_deep: bool  # brackets nest deeper than DEEP_NESTING
 
 
-DEEP_RUN = 200
-_DEEP = re.compile(rb'[\[{](?:\s*(?:"[^"\\]{0,64}"\s*:\s*)?[\[{]){%d}' % DEEP_RUN)
+# Nesting deeper than this is a sign worth an exact check (multivon-eval writes < 20).
+DEEP_NESTING = 200
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
 
 
 def file_facts(abspath: str) -> FileFacts:
-    """Digest and warning signs of a file, in one streamed read."""
+    """Digest and warning signs of a file, in one streamed read.
+
+    Nesting is estimated from the brackets alone (those inside strings count too, which
+    can only raise a false alarm that the exact check then clears); `bytes.translate`
+    keeps the pass at memory speed.
+    """
     digest = hashlib.blake2b(digest_size=20)
-    constants = deep = False
+    constants = False
+    depth = deepest = 0
     tail = b""
     with open(abspath, "rb") as handle:
         while chunk := handle.read(DIGEST_CHUNK):
             digest.update(chunk)
-            window = tail + chunk
-            constants = constants or b"NaN" in window or b"Infinity" in window
-            deep = deep or _DEEP.search(window) is not None
-            tail = chunk[-4096:]
-    return FileFacts(digest.hexdigest(), constants, deep)
+            constants = constants or b"NaN" in tail + chunk or b"Infinity" in tail + chunk
+            tail = chunk[-8:]
+            brackets = np.frombuffer(chunk.translate(None, _NOT_BRACKETS), dtype=np.uint8)
+            if brackets.size:
+                steps = np.where((brackets == 123) | (brackets == 91), 1, -1)
+                running = depth + np.cumsum(steps)
+                deepest = max(deepest, int(running.max()))
+                depth = int(running[-1])
+    return FileFacts(digest.hexdigest(), constants, deepest > DEEP_NESTING)
 
 
 def strict_json_problem(abspath: str) -> str | None:
