@@ -133,8 +133,9 @@ def cmd_summary(args: argparse.Namespace) -> int:
     con = load(args)
     document = service.summary_json(con, by=args.by)
     if args.json:
-        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        # Indented for a person at a terminal; compact (and several times faster) in a pipe.
+        indent = 2 if sys.stdout.isatty() else None
+        sys.stdout.write(json.dumps(document, indent=indent, ensure_ascii=False) + "\n")
     else:
         from dashboard.terminal import render_summary
 

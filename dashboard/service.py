@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.data.ingest import DEFAULT_MAX_BYTES, IngestResult, ProgressFn, ingest_directory
-from dashboard.data.queries import load_query, run_query
+from dashboard.data.queries import fetch_rows, load_query, run_query
 from dashboard.data.results import METRIC_COLUMNS, store_report_results
 from dashboard.stats import (
     METRIC_PASS_AT_K,
@@ -191,24 +191,13 @@ def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return run_query(con, "load_problems")
 
 
-def latest_per_release(overview: pd.DataFrame) -> pd.DataFrame:
-    """One report per (suite, release): the most recent one (its own time, else file mtime)."""
-    ordered = overview.sort_values(["suite", "release_rank", "recorded_at", "mtime_ns", "file"])
-    return ordered.groupby(["suite", "release"], sort=False).tail(1).reset_index(drop=True)
-
-
-def _metric_map(frame: pd.DataFrame, k_max: int) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for row in frame.itertuples(index=False):
-        if row.k > k_max:
-            continue
-        out[str(int(row.k))] = {
-            "value": _num(row.value),
-            "ci_low": _num(row.ci_low),
-            "ci_high": _num(row.ci_high),
-            "unknown_reason": row.unknown_reason or None,
-        }
-    return out
+def _metric_cell(value: Any, low: Any, high: Any, reason: str | None) -> dict[str, Any]:
+    return {
+        "value": _num(value),
+        "ci_low": _num(low),
+        "ci_high": _num(high),
+        "unknown_reason": reason or None,
+    }
 
 
 def _text(x: Any) -> str | None:
@@ -219,69 +208,88 @@ def _num(x: Any) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
-def report_records(con: duckdb.DuckDBPyConnection, overview: pd.DataFrame) -> list[dict[str, Any]]:
-    """The `reports` entries of `relidash summary --json`, one per overview row."""
-    metrics = run_query(con, "report_metrics")
-    lottery = run_query(con, "lottery_cases")
-    metrics_by = dict(tuple(metrics.groupby(["report_id", "metric"], sort=False)))
-    lottery_by = dict(tuple(lottery.groupby("report_id", sort=False)))
-    empty_m, empty_l = metrics.iloc[0:0], lottery.iloc[0:0]
+def _count(x: Any) -> int | None:
+    return None if x is None or pd.isna(x) else int(x)
+
+
+def report_records(
+    con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The `reports` entries of `relidash summary --json`, one per overview row.
+
+    Built from plain rows: at thousands of reports, DataFrame grouping costs seconds.
+    """
+    metrics: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
+    for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
+        load_query("report_metrics")
+    ).fetchall():
+        metrics.setdefault((rid, metric), {})[str(k)] = _metric_cell(value, low, high, reason)
+    lottery: dict[int, list[dict[str, Any]]] = {}
+    for rid, _, _, case_id, text, passes, runs in con.execute(
+        load_query("lottery_cases")
+    ).fetchall():
+        lottery.setdefault(rid, []).append(
+            {"case_id": _text(case_id), "input": text, "passes": passes, "runs": runs}
+        )
     records = []
-    for row in overview.itertuples(index=False):
-        k_max = k_max_for(row.runs_max)
-        lot = lottery_by.get(row.report_id, empty_l)
+    for row in overview:
+        rid, k_max = row["report_id"], k_max_for(row["runs_max"])
+        cells = {
+            key: {k: v for k, v in metrics.get((rid, metric), {}).items() if int(k) <= k_max}
+            for key, metric in (("pass_at_k", METRIC_PASS_AT_K), ("pass_hat_k", METRIC_PASS_HAT_K))
+        }
         records.append(
             {
-                "file": row.file,
-                "suite": row.suite,
-                "release": row.release,
-                "format": row.format,
-                "upgraded": bool(row.upgraded),
+                "file": row["file"],
+                "suite": row["suite"],
+                "release": row["release"],
+                "format": row["format"],
+                "upgraded": bool(row["upgraded"]),
                 "cases": {
-                    "total": int(row.cases_total),
-                    "evaluated": int(row.cases_evaluated),
-                    "errored": int(row.cases_errored),
-                    "skipped": int(row.cases_skipped),
-                    "excluded": int(row.cases_excluded),
+                    "total": int(row["cases_total"]),
+                    "evaluated": int(row["cases_evaluated"]),
+                    "errored": int(row["cases_errored"]),
+                    "skipped": int(row["cases_skipped"]),
+                    "excluded": int(row["cases_excluded"]),
                 },
-                "runs": {
-                    "min": None if pd.isna(row.runs_min) else int(row.runs_min),
-                    "max": None if pd.isna(row.runs_max) else int(row.runs_max),
-                },
-                "pass_at_k": _metric_map(
-                    metrics_by.get((row.report_id, METRIC_PASS_AT_K), empty_m), k_max
-                ),
-                "pass_hat_k": _metric_map(
-                    metrics_by.get((row.report_id, METRIC_PASS_HAT_K), empty_m), k_max
-                ),
-                "lottery": [
-                    {
-                        "case_id": _text(case.case_id),
-                        "input": case.input,
-                        "passes": int(case.passes),
-                        "runs": int(case.runs),
-                    }
-                    for case in lot.itertuples(index=False)
-                ],
+                "runs": {"min": _count(row["runs_min"]), "max": _count(row["runs_max"])},
+                **cells,
+                "lottery": lottery.get(rid, []),
             }
         )
     return records
 
 
+def latest_rows(overview: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One report per (suite, release): the last in report_overview's order, i.e. the most
+    recent (its own time, else file mtime)."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in overview:
+        latest[(row["suite"], row["release"])] = row
+    return list(latest.values())
+
+
+def latest_per_release(overview: pd.DataFrame) -> pd.DataFrame:
+    """latest_rows for a DataFrame of report_overview rows (the pages' form)."""
+    return overview.groupby(["suite", "release"], sort=False).tail(1).reset_index(drop=True)
+
+
 def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
     """The document `relidash summary --json` prints."""
-    overview = report_overview(con)
+    overview = fetch_rows(con, "report_overview")
     problems = [
-        {"file": p.file, "reason": p.reason, "scope": p.scope}
-        for p in load_problems(con).itertuples(index=False)
+        {"file": file, "reason": reason, "scope": scope}
+        for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
     ]
     if by == "release":
-        latest = latest_per_release(overview)
-        files = overview.groupby(["suite", "release"])["file"].apply(list).to_dict()
+        files: dict[tuple[str, str], list[str]] = {}
+        for row in overview:
+            files.setdefault((row["suite"], row["release"]), []).append(row["file"])
+        latest = latest_rows(overview)
         records = report_records(con, latest)
-        for record, row in zip(records, latest.itertuples(index=False), strict=True):
-            record["release_rank"] = int(row.release_rank)
-            record["files"] = files[(row.suite, row.release)]
+        for record, row in zip(records, latest, strict=True):
+            record["release_rank"] = int(row["release_rank"])
+            record["files"] = files[(row["suite"], row["release"])]
         return {"releases": records, "problems": problems}
     return {"reports": report_records(con, overview), "problems": problems}
 

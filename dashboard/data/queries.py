@@ -37,3 +37,10 @@ def execute(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
 def run_query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pd.DataFrame:
     """Run one named query and return its rows."""
     return con.execute(load_query(name), params or None).df()
+
+
+def fetch_rows(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
+    """Run one named query and return its rows as dicts (no DataFrame: for hot paths)."""
+    cursor = con.execute(load_query(name), params or None)
+    columns = [d[0] for d in cursor.description or []]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
