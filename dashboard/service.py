@@ -17,9 +17,20 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from dashboard.data.ingest import DEFAULT_MAX_BYTES, IngestResult, ProgressFn, ingest_directory
+from dashboard.data.ingest import (
+    DEFAULT_MAX_BYTES,
+    IngestResult,
+    ProgressFn,
+    catalog_version,
+    ingest_directory,
+)
 from dashboard.data.queries import fetch_rows, load_query, run_query
-from dashboard.data.results import METRIC_COLUMNS, store_report_results
+from dashboard.data.results import (
+    METRIC_COLUMNS,
+    cached_summary,
+    store_report_results,
+    store_summary,
+)
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -272,6 +283,17 @@ def latest_rows(overview: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def latest_per_release(overview: pd.DataFrame) -> pd.DataFrame:
     """latest_rows for a DataFrame of report_overview rows (the pages' form)."""
     return overview.groupby(["suite", "release"], sort=False).tail(1).reset_index(drop=True)
+
+
+def summary_text(con: duckdb.DuckDBPyConnection, by: str = "file") -> str:
+    """summary_json as compact JSON text, kept in the catalog for the version it describes:
+    an unchanged directory prints it without rebuilding it."""
+    version = catalog_version(con)
+    text = cached_summary(con, by, version)
+    if text is None:
+        text = json.dumps(summary_json(con, by), ensure_ascii=False)
+        store_summary(con, by, version, text)
+    return text
 
 
 def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:

@@ -47,3 +47,5 @@ CREATE TABLE IF NOT EXISTS metrics (
 -- scope: 'file' (nothing loaded), 'case' (that case left out of every metric),
 -- 'report' (loaded; a warning about the file).
 CREATE TABLE IF NOT EXISTS problems (file VARCHAR, scope VARCHAR, reason VARCHAR);
+-- The summary document for the catalog version it was built from (a warm start prints it).
+CREATE TABLE IF NOT EXISTS summary_cache (grouping VARCHAR, version BIGINT, document VARCHAR);

@@ -16,7 +16,7 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 MEMORY = ":memory:"
 
 

@@ -17,7 +17,7 @@ import duckdb
 import pandas as pd
 
 from dashboard.data.queries import execute
-from dashboard.data.releases import assign_releases
+from dashboard.data.releases import assign_releases, release_config_digest
 from dashboard.data.scan import (
     FileEntry,
     FileFacts,
@@ -96,8 +96,11 @@ def ingest_directory(
     _forget_files(con, gone + [p.path for p in scan_problems])
     # Problems found by the walk (a directory named x.json, a symlink loop) have no row in
     # `files`; they are found afresh each load, so last load's are dropped first.
-    con.execute("DELETE FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files)")
+    walk_problems = "FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files)"
+    previous_walk = set(con.execute(f"SELECT file, reason {walk_problems}").fetchall())
+    con.execute(f"DELETE {walk_problems}")
     _record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
+    walk_changed = previous_walk != {(p.path, p.reason) for p in scan_problems}
 
     total = len(to_parse)
     done = 0
@@ -123,12 +126,17 @@ def ingest_directory(
         if progress:
             progress(done, total)
 
-    assign_releases(con, root)  # cheap, and relidash.toml may have changed on its own
+    config = release_config_digest(root)
+    config_changed = _meta(con, "release_config") != config
+    if to_parse or gone or config_changed:
+        assign_releases(con, root)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config})
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
+    changed = bool(to_parse or gone or walk_changed or config_changed)
     con.execute(
         "INSERT OR REPLACE INTO meta VALUES ('version', CAST(coalesce("
         "(SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'version'), 0) + $d AS VARCHAR))",
-        {"d": 1 if (to_parse or gone or scan_problems) else 0},
+        {"d": 1 if changed else 0},
     )
     n_problems = con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return IngestResult(
@@ -143,8 +151,12 @@ def ingest_directory(
 
 def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
     """A counter bumped by every load that changed the catalog (a cache key)."""
-    rows = con.execute("SELECT value FROM meta WHERE key = 'version'").fetchall()
-    return int(rows[0][0]) if rows else 0
+    return int(_meta(con, "version") or 0)
+
+
+def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    rows = con.execute("SELECT value FROM meta WHERE key = $k", {"k": key}).fetchall()
+    return str(rows[0][0]) if rows else None
 
 
 def _claim_catalog(con: duckdb.DuckDBPyConnection, root: Path) -> None:

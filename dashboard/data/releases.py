@@ -15,6 +15,7 @@ Reading the file is the only access to the reports directory here; nothing is wr
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -52,6 +53,14 @@ def read_release_config(root: Path) -> ReleaseConfig:
             "of release names; using the default release rules"
         )
     return ReleaseConfig(key=key, order=tuple(str(o) for o in order))
+
+
+def release_config_digest(root: Path) -> str:
+    """A fingerprint of relidash.toml ('' when absent): releases are re-ranked when it changes."""
+    try:
+        return hashlib.sha256((root / CONFIG_NAME).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def natural_key(label: str) -> tuple[tuple[int, int, str], ...]:

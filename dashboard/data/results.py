@@ -48,3 +48,22 @@ def store_report_results(
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def cached_summary(con: duckdb.DuckDBPyConnection, by: str, version: int) -> str | None:
+    """The summary document stored for this catalog version, if any."""
+    rows = con.execute(
+        "SELECT document FROM summary_cache WHERE grouping = $by AND version = $v",
+        {"by": by, "v": version},
+    ).fetchall()
+    return str(rows[0][0]) if rows else None
+
+
+def store_summary(con: duckdb.DuckDBPyConnection, by: str, version: int, document: str) -> None:
+    """Keep the summary for this version; documents of older versions are dropped."""
+    con.execute(
+        "DELETE FROM summary_cache WHERE grouping = $by OR version <> $v", {"by": by, "v": version}
+    )
+    con.execute(
+        "INSERT INTO summary_cache VALUES ($by, $v, $d)", {"by": by, "v": version, "d": document}
+    )

@@ -32,3 +32,5 @@ REPORT_COLUMNS: dict[str, str] = {
 
 # Tables holding rows keyed by report_id, cleared when a report file changes or goes.
 REPORT_TABLES = ("metrics", "trials", "case_tags", "cases", "reports")
+# Derived from everything; cleared whenever the catalog changes.
+DERIVED_TABLES = ("summary_cache",)
