@@ -20,10 +20,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from dashboard import comparing, gating, service
 from dashboard.stats import METRIC_PASS_HAT_K, METRICS
+
+if TYPE_CHECKING:
+    from dashboard import gating
+
+# gating.LATEST; spelled here so building the parser does not import the pandas-heavy
+# gating module (every `relidash` start builds it).
+LATEST = "latest"
 
 EXIT_FAILED = 1
 
@@ -44,9 +50,7 @@ def register(subparsers: Any) -> None:
     )
     gate.add_argument("directory", type=Path, help="directory of multivon-eval report files")
     gate.add_argument("--suite", required=True, help="the suite to gate")
-    gate.add_argument(
-        "--release", default=gating.LATEST, help="the release to gate (default: latest)"
-    )
+    gate.add_argument("--release", default=LATEST, help="the release to gate (default: latest)")
     gate.add_argument("--policy", type=Path, metavar="FILE.toml", help="rules from a file")
     gate.add_argument("--k", type=int, help="the k of a single rule")
     gate.add_argument(
@@ -107,6 +111,7 @@ def _add_policy_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _single_rule(args: argparse.Namespace) -> gating.GateRule:
+    from dashboard import gating
     from dashboard.cli import UsageError
 
     if args.k is None or (args.min_ci_low is None and args.min_value is None):
@@ -129,6 +134,7 @@ def _single_rule(args: argparse.Namespace) -> gating.GateRule:
 
 def gate_rules(args: argparse.Namespace) -> list[gating.GateRule]:
     """The rules a `gate` command line asks for: its policy file, or its one rule."""
+    from dashboard import gating
     from dashboard.cli import UsageError
 
     if args.policy is None:
@@ -154,6 +160,8 @@ def gate_rules(args: argparse.Namespace) -> list[gating.GateRule]:
 
 def report_problems(con: Any, files: dict[str, str], stream: TextIO | None = None) -> int:
     """Print every load problem on `stream`, marking those of `files` (path -> role)."""
+    from dashboard import service
+
     stream = stream or sys.stderr  # looked up per call: tests and callers swap sys.stderr
     problems = service.load_problems(con)
     for p in problems.itertuples(index=False):
@@ -163,7 +171,7 @@ def report_problems(con: Any, files: dict[str, str], stream: TextIO | None = Non
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from dashboard import cli
+    from dashboard import cli, gating
 
     rules = gate_rules(args)
     con = cli.load(args)
@@ -198,7 +206,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dashboard import cli
+    from dashboard import cli, comparing, gating
 
     if args.k is not None and args.k < 1:
         raise cli.UsageError(f"--k must be at least 1, got {args.k}")

@@ -11,11 +11,10 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
-import pandas as pd
 
 from dashboard.data.ingest import (
     DEFAULT_MAX_BYTES,
@@ -31,6 +30,10 @@ from dashboard.data.results import (
     store_report_results,
     store_summary,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -47,7 +50,7 @@ STORED_DECIMALS = 4
 
 def k_max_for(runs_max: Any) -> int:
     """Largest k reported: at least 8, and every k up to the largest run count."""
-    if runs_max is None or pd.isna(runs_max):
+    if _missing(runs_max):
         return MIN_K_MAX
     return max(MIN_K_MAX, int(runs_max))
 
@@ -82,9 +85,11 @@ def evaluated_arrays(outcomes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
     """Metrics, lottery ranks and stored-block checks for reports that lack them."""
-    pending = run_query(con, "reports_without_metrics")
-    if pending.empty:
+    if not con.execute(
+        "SELECT 1 FROM reports WHERE report_id NOT IN (SELECT report_id FROM metrics) LIMIT 1"
+    ).fetchall():
         return 0
+    pending = run_query(con, "reports_without_metrics")
     counts = con.execute(load_query("evaluated_case_counts")).fetchnumpy()
     report_col = np.asarray(counts["report_id"], dtype=np.int64)
     # rows arrive grouped by report: slice each report's cases out by its bounds
@@ -108,7 +113,7 @@ def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
         results = pass_k_results(n, c, k_max_for(report.runs_per_case))
         for per_k in results.values():
             metric_rows.extend(_metric_row(int(report.report_id), r) for r in per_k)
-        default_k = int(report.runs_per_case) if pd.notna(report.runs_per_case) else 1
+        default_k = 1 if _missing(report.runs_per_case) else int(report.runs_per_case)
         for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1):
             lottery_rows.append((int(report.report_id), int(all_idx[lo + idx]), rank))
         for metric, stored in (
@@ -118,6 +123,8 @@ def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
             problem = stored_block_problem(metric, stored, n, c, results[metric])
             if problem:
                 warnings.append((report.file, problem))
+    import pandas as pd  # only when there is something to compute
+
     metrics = pd.DataFrame.from_records(metric_rows, columns=list(METRIC_COLUMNS))
     lottery = pd.DataFrame.from_records(
         lottery_rows, columns=["report_id", "case_idx", "lottery_rank"]
@@ -211,16 +218,26 @@ def _metric_cell(value: Any, low: Any, high: Any, reason: str | None) -> dict[st
     }
 
 
+def _missing(x: Any) -> bool:
+    """None, NaN, NaT or pandas' NA (without importing pandas)."""
+    if x is None:
+        return True
+    try:
+        return bool(x != x)
+    except TypeError:  # pandas.NA refuses to be a bool
+        return True
+
+
 def _text(x: Any) -> str | None:
     return x if isinstance(x, str) else None
 
 
 def _num(x: Any) -> float | None:
-    return None if x is None or pd.isna(x) else float(x)
+    return None if _missing(x) else float(x)
 
 
 def _count(x: Any) -> int | None:
-    return None if x is None or pd.isna(x) else int(x)
+    return None if _missing(x) else int(x)
 
 
 def report_records(

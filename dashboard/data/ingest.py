@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 
 from dashboard.data.queries import execute
 from dashboard.data.releases import assign_releases, release_config_digest
@@ -187,6 +186,8 @@ def _parse_batch(
     con: duckdb.DuckDBPyConnection, batch: list[tuple[FileEntry, str, int]], max_bytes: int
 ) -> None:
     """Parse a batch in one read_json call; split it to find the files DuckDB rejects."""
+    import pandas as pd  # only when parsing: a warm start never needs it
+
     files = pd.DataFrame(
         {
             "path": [e.path for e, _, _ in batch],
@@ -280,6 +281,8 @@ def _record_files(
     con: duckdb.DuckDBPyConnection, rows: list[tuple[FileEntry, str, int | None]]
 ) -> None:
     """Upsert `files` rows in one statement (row-at-a-time inserts cost ms each)."""
+    import pandas as pd
+
     frame = pd.DataFrame(
         {
             "path": [e.path for e, _, _ in rows],

@@ -20,9 +20,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import duckdb
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CONFIG_NAME = "relidash.toml"
 RELEASE_KEYS = ("auto", "target_version", "model", "file_stem", "directory")

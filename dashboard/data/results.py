@@ -5,8 +5,12 @@ The numbers come from dashboard/stats via dashboard/service.py; this module only
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import duckdb
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 METRIC_COLUMNS = (
     "report_id",
