@@ -41,12 +41,12 @@ def catalog() -> ServedCatalog:
 def load_reports(force: bool = False) -> IngestResult | None:
     """Refresh the catalog once per session (and on demand), with a progress bar."""
     served = catalog()
-    if (
-        not force
-        and st.session_state.get("relidash_loaded_version") is not None
-        and served.version >= 0
-    ):
-        return served.last_result
+    if not force and served.version >= 0:
+        if st.session_state.get("relidash_loaded_version") is not None:
+            return served.last_result
+        if not served.stale():  # a new session on an unchanged directory renders at once
+            st.session_state["relidash_loaded_version"] = served.version
+            return served.last_result
     directory = reports_dir()
     if not directory.is_dir():
         st.error(f"The reports directory {directory} does not exist.")

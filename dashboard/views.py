@@ -16,6 +16,7 @@ import pandas as pd
 
 from dashboard import service
 from dashboard.data.queries import run_query
+from dashboard.data.transcripts import read_case_trials
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -438,7 +439,8 @@ def case_detail(
 
 
 def case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
-    return run_query(con, "case_trials", report_id=report_id, case_idx=case_idx)
+    """The case's trials, read from its report file (TranscriptUnavailable if it changed)."""
+    return read_case_trials(con, report_id, case_idx)
 
 
 def case_link_key(case_id: Any, case_idx: int) -> str:

@@ -1,8 +1,16 @@
--- The recorded trials of one case (multivon-eval 0.18+), in run order. One row: one trial.
--- evaluators is the trial's per-grader JSON list (name, score, passed, reason, metadata).
--- $report_id, $case_idx: the case.
-SELECT trial_idx, run_index, attempt, status, recorded_at, output, model_error, judge_error,
-       evaluator_error, latency_ms, evaluators
-FROM trials
-WHERE report_id = $report_id AND case_idx = $case_idx
+-- The recorded trials (multivon-eval 0.18+) of one case, read from its report file on
+-- demand: transcripts and evidence stay in the file, not in the catalog.
+-- One row: one trial, in run order. evaluators is the trial's per-grader JSON list.
+-- $file: the report's absolute path; $columns: dashboard/data/schema.py TRIALS_ONLY;
+-- $case_idx: the case's position in the file (from 1); $max_bytes: the size limit.
+SELECT
+    trial_idx, CAST(t.run_index AS INTEGER) AS run_index, CAST(t.attempt AS INTEGER) AS attempt,
+    t.status, try_cast(t.recorded_at AS TIMESTAMPTZ) AS recorded_at, t.output, t.model_error,
+    t.judge_error, t.evaluator_error, t.latency_ms, to_json(t.evaluators) AS evaluators
+FROM (
+    SELECT unnest(cases[$case_idx].trials) AS t,
+           generate_subscripts(cases[$case_idx].trials, 1) AS trial_idx
+    FROM read_json($file, columns = $columns, format = 'auto', records = true,
+                   maximum_object_size = $max_bytes)
+)
 ORDER BY run_index, attempt, trial_idx

@@ -31,13 +31,6 @@ CREATE TABLE IF NOT EXISTS cases (
 CREATE TABLE IF NOT EXISTS case_tags (
     report_id INTEGER, case_idx INTEGER, tag VARCHAR, dim VARCHAR, value VARCHAR
 );
--- One row per recorded trial (multivon-eval 0.18+ only).
-CREATE TABLE IF NOT EXISTS trials (
-    report_id INTEGER, case_idx INTEGER, trial_idx INTEGER, run_index INTEGER,
-    attempt INTEGER, status VARCHAR, recorded_at TIMESTAMPTZ, output VARCHAR,
-    model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR,
-    latency_ms DOUBLE, evaluators JSON
-);
 -- Suite-level metrics of each report under the default policy (errors excluded).
 CREATE TABLE IF NOT EXISTS metrics (
     report_id INTEGER, metric VARCHAR, k INTEGER, value DOUBLE, ci_low DOUBLE,

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import app_state, views
 from dashboard.app_widgets import download, linked_select, no_reports, policy
+from dashboard.data.transcripts import TranscriptUnavailable
 from dashboard.diffing import diff_html, diff_lines, first_divergence
 
 st.title("Lottery cases")
@@ -87,13 +88,24 @@ case_idx = int(match.iloc[0]["case_idx"])
 detail = app_state.case_detail(version, report_id, case_idx)
 st.subheader("Input")
 st.code(detail["input"] or "", language=None, wrap_lines=True)
-trials = app_state.case_trials(version, report_id, case_idx)
+trials = pd.DataFrame()
+unavailable = None
+if detail["n_trials"]:
+    try:
+        trials = app_state.case_trials(version, report_id, case_idx)
+    except TranscriptUnavailable as exc:
+        unavailable = str(exc)
 if trials.empty:
-    st.warning(
-        f"This report was written by multivon-eval {detail['format']}, which keeps only the last run's "
-        "output and no per-trial verdicts (trials are saved from 0.18 on). Passing and failing "
-        "transcripts cannot be compared; here is what the file holds."
-    )
+    if unavailable:
+        st.warning(
+            f"The trials of this case cannot be shown: {unavailable}. Its last stored output:"
+        )
+    else:
+        st.warning(
+            f"This report was written by multivon-eval {detail['format']}, which keeps only the last "
+            "run's output and no per-trial verdicts (trials are saved from 0.18 on). Passing and "
+            "failing transcripts cannot be compared; here is what the file holds."
+        )
     st.code(detail["output"] or "", language=None, wrap_lines=True)
     graders = pd.DataFrame(json.loads(detail["evaluators"] or "[]"))
     if not graders.empty:

@@ -16,7 +16,7 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 MEMORY = ":memory:"
 
 

@@ -73,6 +73,7 @@ def ingest_directory(
     present = {e.path for e in entries}
     to_parse: list[tuple[FileEntry, FileFacts]] = []
     unchanged = 0
+    touched = 0  # same bytes, new size/mtime record: no reparse, but the catalog changed
     for entry in entries:
         previous = known.get(entry.path)
         if previous and previous[:2] == (entry.size, entry.mtime_ns) and not previous[3]:
@@ -84,6 +85,7 @@ def ingest_directory(
             facts = FileFacts("", False, False)
         if previous and facts.digest and previous[2] == facts.digest:
             unchanged += 1
+            touched += 1
             con.execute(
                 "UPDATE files SET size = $s, mtime_ns = $m, racy = $r WHERE path = $p",
                 {"s": entry.size, "m": entry.mtime_ns, "r": entry.racy, "p": entry.path},
@@ -131,7 +133,7 @@ def ingest_directory(
         assign_releases(con, root)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config})
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
-    changed = bool(to_parse or gone or walk_changed or config_changed)
+    changed = bool(to_parse or gone or walk_changed or config_changed or touched)
     con.execute(
         "INSERT OR REPLACE INTO meta VALUES ('version', CAST(coalesce("
         "(SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'version'), 0) + $d AS VARCHAR))",
@@ -146,6 +148,39 @@ def ingest_directory(
         problems=n_problems,
         seconds=time.perf_counter() - started,
     )
+
+
+def directory_changed(con: duckdb.DuckDBPyConnection, reports_dir: Path) -> bool:
+    """Whether a load would change anything, judged from a walk and stat calls alone.
+
+    Read-only (works on a snapshot of the catalog): a new session checks this and
+    renders at once when nothing changed, instead of taking the writer.
+    """
+    root = reports_dir.resolve()
+    if _meta(con, "reports_dir") != str(root):
+        return True
+    entries, scan_problems = scan_directory(root)
+    known = {
+        path: (size, mtime_ns, racy)
+        for path, size, mtime_ns, racy in con.execute(
+            "SELECT path, size, mtime_ns, racy FROM files"
+        ).fetchall()
+    }
+    if len(known) != len(entries):
+        return True
+    for entry in entries:
+        previous = known.get(entry.path)
+        if previous is None or previous[2] or previous[:2] != (entry.size, entry.mtime_ns):
+            return True
+    walk = set(
+        con.execute(
+            "SELECT file, reason FROM problems WHERE scope = 'file' "
+            "AND file NOT IN (SELECT path FROM files)"
+        ).fetchall()
+    )
+    if walk != {(p.path, p.reason) for p in scan_problems}:
+        return True
+    return _meta(con, "release_config") != release_config_digest(root)
 
 
 def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
@@ -210,7 +245,7 @@ def _parse_batch(
         )
         rejected = _reject_non_reports(con)
         execute(con, "stage_cases")
-        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
+        for name in ("insert_reports", "insert_cases", "insert_case_tags"):
             execute(con, name)
         _record_files(
             con, [(e, digest, None if e.path in rejected else rid) for e, digest, rid in batch]

@@ -30,7 +30,10 @@ REPORT_COLUMNS: dict[str, str] = {
     "cases": f"{CASE}[]",
 }
 
+# Only the trials, for reading one case's transcripts back from its file.
+TRIALS_ONLY_COLUMNS: dict[str, str] = {"cases": f"STRUCT(trials {TRIAL}[])[]"}
+
 # Tables holding rows keyed by report_id, cleared when a report file changes or goes.
-REPORT_TABLES = ("metrics", "trials", "case_tags", "cases", "reports")
+REPORT_TABLES = ("metrics", "case_tags", "cases", "reports")
 # Derived from everything; cleared whenever the catalog changes.
 DERIVED_TABLES = ("summary_cache",)

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from dashboard.data.catalog import MEMORY, CatalogError, open_catalog
-from dashboard.data.ingest import IngestResult, catalog_version
+from dashboard.data.ingest import IngestResult, catalog_version, directory_changed
 
 BUSY_RETRY_SECONDS = 30.0
 
@@ -54,6 +54,12 @@ class ServedCatalog:
                 self._memory = self._copy_to_memory()
                 self.version = version
             return self.last_result
+
+    def stale(self) -> bool:
+        """Whether the reports directory differs from the loaded catalog (cheap: stat only)."""
+        if self._memory is None:
+            return True
+        return directory_changed(self._memory.cursor(), self.reports_dir)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         if self._memory is None:

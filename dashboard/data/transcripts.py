@@ -1,0 +1,58 @@
+"""Trial transcripts, read from the report file for the one case being shown.
+
+The catalog keeps what pages need to list and rank cases; transcripts and evidence (most
+of a 0.19+ report's bytes) stay in the file and are parsed on demand. The path comes from
+the catalog's own record of the directory walk, never from report content.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from dashboard.data.queries import run_query
+from dashboard.data.schema import TRIALS_ONLY_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+READ_LIMIT_BYTES = 1 << 31
+
+
+class TranscriptUnavailable(Exception):
+    """The report file cannot give this case's trials any more (moved, changed, deleted)."""
+
+
+def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
+    rows = con.execute(
+        "SELECT m.value, f.path, f.size, f.mtime_ns FROM files f, meta m "
+        "WHERE m.key = 'reports_dir' AND f.report_id = $r",
+        {"r": report_id},
+    ).fetchall()
+    if not rows:
+        raise TranscriptUnavailable("the report is no longer in the catalog; reload the reports")
+    root, relative, size, mtime_ns = rows[0]
+    path = (Path(root) / relative).resolve()
+    if not path.is_relative_to(Path(root).resolve()):
+        raise TranscriptUnavailable(f"{relative} is outside the reports directory")
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise TranscriptUnavailable(
+            f"{relative} cannot be read now ({exc.strerror}); reload the reports"
+        ) from exc
+    if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns):
+        raise TranscriptUnavailable(f"{relative} changed since it was loaded; reload the reports")
+    try:
+        return run_query(
+            con,
+            "case_trials",
+            file=str(path),
+            columns=TRIALS_ONLY_COLUMNS,
+            case_idx=case_idx,
+            max_bytes=READ_LIMIT_BYTES,
+        )
+    except duckdb.Error as exc:
+        raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc

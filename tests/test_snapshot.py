@@ -1,0 +1,99 @@
+"""The served catalog: refresh in a short-lived writer, read an in-memory copy, notice
+changes cheaply, and read transcripts back from the report file on demand."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dashboard import cli, service
+from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.transcripts import TranscriptUnavailable, read_case_trials
+
+FIXTURES = Path(__file__).parent / "fixtures"
+WITH_TRIALS = "mv-0.20.0_early-stop_runs8.json"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> ServedCatalog:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for name in (WITH_TRIALS, "mv-0.15.2_early-stop_runs8.json"):
+        shutil.copy(FIXTURES / name, reports / name)
+        os.utime(reports / name, ns=(1_700_000_000_000_000_000,) * 2)  # not "just written"
+    catalog = ServedCatalog(reports, str(tmp_path / "catalog.duckdb"))
+    catalog.refresh(lambda con: service.refresh_catalog(con, reports))
+    return catalog
+
+
+def test_an_unchanged_directory_is_not_stale(served: ServedCatalog) -> None:
+    assert not served.stale()
+
+
+def test_touching_adding_or_removing_a_file_makes_it_stale(served: ServedCatalog) -> None:
+    report = served.reports_dir / WITH_TRIALS
+    os.utime(report, ns=(1_700_000_000_000_000_001,) * 2)
+    assert served.stale()
+    served.refresh(lambda con: service.refresh_catalog(con, served.reports_dir))
+    assert not served.stale()
+    (served.reports_dir / "new.json").write_text("{}")
+    assert served.stale()
+    served.refresh(lambda con: service.refresh_catalog(con, served.reports_dir))
+    (served.reports_dir / "new.json").unlink()
+    assert served.stale()
+
+
+def test_the_server_holds_no_lock_between_refreshes(
+    served: ServedCatalog, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a CLI writer can open the same catalog while the served copy is in use
+    assert (
+        cli.main(["summary", str(served.reports_dir), "--json", "--catalog", served.location]) == 0
+    )
+    assert '"reports"' in capsys.readouterr().out
+    assert served.cursor().execute("SELECT count(*) FROM reports").fetchall() == [(2,)]
+
+
+def _case_with_trials(served: ServedCatalog) -> tuple[int, int, int]:
+    rows = (
+        served.cursor()
+        .execute(
+            "SELECT report_id, case_idx, n_trials FROM cases WHERE n_trials > 0 ORDER BY report_id, case_idx"
+        )
+        .fetchall()
+    )
+    assert rows
+    return rows[0]
+
+
+def test_transcripts_come_from_the_file(served: ServedCatalog) -> None:
+    import json
+
+    report_id, case_idx, n_trials = _case_with_trials(served)
+    trials = read_case_trials(served.cursor(), report_id, case_idx)
+    data = json.loads((served.reports_dir / WITH_TRIALS).read_text())
+    expected = data["cases"][case_idx - 1]["trials"]
+    assert len(trials) == n_trials == len(expected)
+    assert sorted(trials["output"]) == sorted(t["output"] for t in expected)
+    assert set(trials["status"]) <= {
+        "passed",
+        "failed_quality",
+        "model_error",
+        "judge_error",
+        "evaluator_error",
+        "skipped",
+    }
+
+
+def test_a_changed_report_file_is_never_misread(served: ServedCatalog) -> None:
+    report_id, case_idx, _ = _case_with_trials(served)
+    report = served.reports_dir / WITH_TRIALS
+    report.write_bytes(report.read_bytes() + b"\n")
+    with pytest.raises(TranscriptUnavailable, match="changed since it was loaded"):
+        read_case_trials(served.cursor(), report_id, case_idx)
+    report.unlink()
+    with pytest.raises(TranscriptUnavailable, match="cannot be read now"):
+        read_case_trials(served.cursor(), report_id, case_idx)
