@@ -129,6 +129,8 @@ def gate_chart(table: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
         alt.Tooltip("ci_high:Q", format=".1%"),
         alt.Tooltip("threshold:Q", format=".1%"),
         alt.Tooltip("n_cases:Q", title="n (cases)"),
+        alt.Tooltip("k:Q"),
+        alt.Tooltip("interval:N"),
     ]
     x = alt.X("release:N", sort=order, title=None)
     color = alt.Color(

@@ -476,6 +476,7 @@ class GateVerdict:
     threshold: float
     uses: str  # "ci_low" | "value"
     reason: str
+    method: str = ""  # the interval's method (cluster-bootstrap | wilson | "" for UNKNOWN)
 
     def line(self) -> str:
         name = self.metric.replace("k", str(self.k))
@@ -519,7 +520,7 @@ def gate_verdict(
     assert observed is not None
     verdict = "PASSED" if observed >= threshold else "FAILED"
     return GateVerdict(
-        verdict, metric, k, r.value, r.ci_low, r.ci_high, r.n_cases, threshold, uses, ""
+        verdict, metric, k, r.value, r.ci_low, r.ci_high, r.n_cases, threshold, uses, "", r.method
     )
 
 
@@ -551,6 +552,8 @@ def gate_table(
                     "ci_low": v.ci_low,
                     "ci_high": v.ci_high,
                     "n_cases": v.n_cases,
+                    "k": k,
+                    "interval": INTERVAL_NOTE[v.method],
                     "detail": v.line(),
                 }
             )

@@ -28,7 +28,7 @@ HOSTILE_TEXT = st.sampled_from(
         "\u202eevil\u202c",
         "x" * 100_000,
         "<script>alert(1)</script>",
-        "=HYPERLINK(\"http://x\")",
+        '=HYPERLINK("http://x")',
         "$suite",
         "",
     ]

@@ -97,3 +97,15 @@ def test_a_changed_report_file_is_never_misread(served: ServedCatalog) -> None:
     report.unlink()
     with pytest.raises(TranscriptUnavailable, match="cannot be read now"):
         read_case_trials(served.cursor(), report_id, case_idx)
+
+
+def test_a_corrupt_catalog_is_rebuilt_from_the_reports(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    shutil.copytree(FIXTURES, reports)
+    catalog = tmp_path / "catalog.duckdb"
+    catalog.write_bytes(os.urandom(64 * 1024))  # not a DuckDB file at all
+    assert cli.main(["summary", str(reports), "--json", "--catalog", str(catalog)]) == 0
+    rebuilt = ServedCatalog(reports, str(catalog))
+    rebuilt.refresh(lambda con: service.refresh_catalog(con, reports))
+    count = rebuilt.cursor().execute("SELECT count(*) FROM reports").fetchall()[0][0]
+    assert count == len(list(FIXTURES.glob("*.json")))

@@ -138,8 +138,10 @@ verdicts = trials[
     ]
 ]
 st.dataframe(verdicts, hide_index=True, width="stretch")
+download(verdicts, f"trials-{suite}-{release}-case{case_idx}")
 if graders:
     st.dataframe(pd.DataFrame(graders), hide_index=True, width="stretch")
+    download(pd.DataFrame(graders), f"graders-{suite}-{release}-case{case_idx}")
 
 passing = trials[trials["status"] == "passed"]
 failing = trials[trials["status"] != "passed"]

@@ -42,6 +42,7 @@ counts = metrics.pivot_table(
 counts = counts.reindex(columns=[r for r in order if r in counts.columns])
 st.caption("Evaluated cases per slice and release")
 st.dataframe(counts, width="stretch")
+download(counts.reset_index(), f"slice-counts-{suite}-{dim}")
 shown = metrics.assign(
     **{
         f"pass^{k}": [
