@@ -144,13 +144,14 @@ class Comparison:
 # ---- matching ----------------------------------------------------------------------------
 
 
-def _side(row: Any) -> CaseSide:
-    evaluated = pd.notna(row.n)
+def _side(row: dict[str, Any]) -> CaseSide:
+    n = row["n"]
+    evaluated = n is not None and n == n  # NULL arrives as None or NaN
     return CaseSide(
-        case_idx=int(row.case_idx),
-        status=str(row.status),
-        passes=int(row.c) if evaluated else None,
-        runs=int(row.n) if evaluated else None,
+        case_idx=int(row["case_idx"]),
+        status=str(row["status"]),
+        passes=int(row["c"]) if evaluated else None,
+        runs=int(n) if evaluated else None,
     )
 
 
@@ -162,14 +163,23 @@ def _case_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _with_occurrence(keys: pd.Series, sides: pd.Series) -> pd.Series:
+def _with_occurrence(keys: Sequence[str], sides: Sequence[str]) -> list[str]:
     """Make keys unique within each release: the i-th case sharing a key gets '#i'.
 
     Two cases of one report with one input and no case_id are indistinguishable; they
     are paired with their counterparts in file order rather than dropped.
     """
-    occurrence = keys.groupby([sides, keys]).cumcount()
-    return keys.where(occurrence == 0, keys + "#" + (occurrence + 1).astype(str))
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for key, side in zip(keys, sides, strict=True):
+        seen[(side, key)] = seen.get((side, key), 0) + 1
+        out.append(key if seen[(side, key)] == 1 else f"{key}#{seen[(side, key)]}")
+    return out
+
+
+def _has_tag(row: dict[str, Any], tag: str) -> bool:
+    tags = row.get("tags")
+    return tags is not None and tag in [str(t) for t in tags]
 
 
 def match_cases(
@@ -179,31 +189,44 @@ def match_cases(
 
     `tag` keeps the cases that carry it in either release, so a case whose tag was
     added or dropped between releases is still compared, not mistaken for new.
+    Plain rows, not DataFrame operations: the Releases page runs this for every pair of
+    consecutive releases.
     """
-    both = pd.concat(
-        [base.assign(release_side="base"), head.assign(release_side="head")], ignore_index=True
+    return match_case_rows(base.to_dict("records"), head.to_dict("records"), tag)
+
+
+def match_case_rows(
+    base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]], tag: str | None = None
+) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
+    """match_cases over suite_cases rows as dicts."""
+    rows = [("base", r) for r in base]
+    rows += [("head", r) for r in head]
+    keys = _with_occurrence(
+        views.case_key_list([r["case_id"] for _, r in rows], [r["input"] for _, r in rows]),
+        [side for side, _ in rows],
     )
-    both["key"] = _with_occurrence(views.case_keys(both), both["release_side"])
     if tag:
-        keep = set(both.loc[views.in_slice(both, tag).to_numpy(), "key"])
-        both = both[both["key"].isin(keep)]
-    base_rows = {r.key: r for r in both[both["release_side"] == "base"].itertuples(index=False)}
-    head_rows = {r.key: r for r in both[both["release_side"] == "head"].itertuples(index=False)}
+        keep = {key for (_, r), key in zip(rows, keys, strict=True) if _has_tag(r, tag)}
+        pairs = [(sr, key) for sr, key in zip(rows, keys, strict=True) if key in keep]
+    else:
+        pairs = list(zip(rows, keys, strict=True))
+    base_rows = {key: r for (side, r), key in pairs if side == "base"}
+    head_rows = {key: r for (side, r), key in pairs if side == "head"}
     matched, added = [], []
     for key, h in head_rows.items():
         b = base_rows.get(key)
-        ident = _case_id(h.case_id) or (_case_id(b.case_id) if b is not None else None)
+        ident = _case_id(h["case_id"]) or (_case_id(b["case_id"]) if b is not None else None)
         if b is None:
-            added.append(LedgerEntry(key, ident, _text(h.input), "added", None, _side(h)))
+            added.append(LedgerEntry(key, ident, _text(h["input"]), "added", None, _side(h)))
             continue
         before, after = _side(b), _side(h)
         if before.passes is None or after.passes is None:
             bucket = NOT_EVALUATED
         else:
             bucket = _BUCKET_OF_CHANGE[views.classify_change(before.cell(), after.cell())]
-        matched.append(LedgerEntry(key, ident, _text(h.input), bucket, before, after))
+        matched.append(LedgerEntry(key, ident, _text(h["input"]), bucket, before, after))
     removed = [
-        LedgerEntry(key, _case_id(b.case_id), _text(b.input), "removed", _side(b), None)
+        LedgerEntry(key, _case_id(b["case_id"]), _text(b["input"]), "removed", _side(b), None)
         for key, b in base_rows.items()
         if key not in head_rows
     ]
@@ -270,7 +293,19 @@ def compare_cases(
     int, str, tuple[MetricDelta, ...], list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]
 ]:
     """(k, k_source, deltas, matched, added, removed) for two reports' suite_cases rows."""
-    matched, added, removed = match_cases(base, head, tag)
+    return compare_case_rows(base.to_dict("records"), head.to_dict("records"), k, tag)
+
+
+def compare_case_rows(
+    base: Sequence[dict[str, Any]],
+    head: Sequence[dict[str, Any]],
+    k: int | None = None,
+    tag: str | None = None,
+) -> tuple[
+    int, str, tuple[MetricDelta, ...], list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]
+]:
+    """compare_cases over suite_cases rows as dicts (no DataFrame work per pair)."""
+    matched, added, removed = match_case_rows(base, head, tag)
     pairs = [e for e in matched if e.bucket != NOT_EVALUATED]
     k_source = "given"
     if k is None:

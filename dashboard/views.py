@@ -129,8 +129,11 @@ def release_table(
     width = (table["pass_at_k"].astype(float) - table["pass_hat_k"].astype(float)) * 100
     table["envelope_points"] = width
     table["envelope_reading"] = [envelope_reading(w) for w in width]
+    records: dict[Any, list[dict[str, Any]]] = {}
+    for row in cases.to_dict("records"):
+        records.setdefault(row["report_id"], []).append(row)
     changes = [
-        _paired_change(by_report, prev, cur, k)
+        _paired_change(records, prev, cur, k)
         for prev, cur in zip([None, *table["report_id"][:-1]], table["report_id"], strict=True)
     ]
     table["pass_hat_k_change"] = [c[0] for c in changes]
@@ -144,14 +147,14 @@ def release_table(
 
 
 def _paired_change(
-    by_report: dict[Any, pd.DataFrame], previous: Any, current: Any, k: int
+    by_report: dict[Any, list[dict[str, Any]]], previous: Any, current: Any, k: int
 ) -> tuple[float | None, float | None, float | None, int]:
     """Δpass^k against the previous release over matched cases, with its paired 95% CI."""
-    from dashboard.comparing import compare_cases  # comparing builds on this module
+    from dashboard.comparing import compare_case_rows  # comparing builds on this module
 
     if previous is None or previous not in by_report or current not in by_report:
         return None, None, None, 0
-    _, _, deltas, _, _, _ = compare_cases(by_report[previous], by_report[current], k)
+    _, _, deltas, _, _, _ = compare_case_rows(by_report[previous], by_report[current], k)
     hat = next(d for d in deltas if d.key == "pass_hat_k")
     if hat.delta is None:
         return None, None, None, 0
@@ -196,19 +199,25 @@ def case_keys(cases: pd.DataFrame) -> pd.Series:
     (pre-0.18) matches by input text, and joins the id case with that input when exactly
     one id was ever seen with it.
     """
+    keys = case_key_list(list(cases["case_id"]), list(cases["input"]))
+    return pd.Series(keys, index=cases.index, dtype=object)
+
+
+def case_key_list(case_ids: Sequence[Any], inputs: Sequence[Any]) -> list[str]:
+    """case_keys over plain lists (the same rule, without a DataFrame)."""
     ids_by_input: dict[str, set[str]] = {}
-    for case_id, text in zip(cases["case_id"], cases["input"], strict=True):
+    for case_id, text in zip(case_ids, inputs, strict=True):
         if isinstance(case_id, str) and case_id:
             ids_by_input.setdefault(text if isinstance(text, str) else "", set()).add(case_id)
     keys = []
-    for case_id, text in zip(cases["case_id"], cases["input"], strict=True):
+    for case_id, text in zip(case_ids, inputs, strict=True):
         if isinstance(case_id, str) and case_id:
             keys.append("id:" + case_id)
             continue
         text = text if isinstance(text, str) else ""
         known = ids_by_input.get(text, set())
         keys.append("id:" + next(iter(known)) if len(known) == 1 else "input:" + text)
-    return pd.Series(keys, index=cases.index, dtype=object)
+    return keys
 
 
 # ---- slices ------------------------------------------------------------------------------

@@ -132,7 +132,9 @@ def file_facts(abspath: str) -> FileFacts:
     with open(abspath, "rb") as handle:
         while chunk := handle.read(DIGEST_CHUNK):
             digest.update(chunk)
-            constants = constants or b"NaN" in tail + chunk or b"Infinity" in tail + chunk
+            if not constants:
+                seam = tail + chunk[:8]  # a literal split across two chunks
+                constants = any(word in chunk or word in seam for word in (b"NaN", b"Infinity"))
             tail = chunk[-8:]
             brackets = np.frombuffer(chunk.translate(None, _NOT_BRACKETS), dtype=np.uint8)
             if brackets.size:
