@@ -88,6 +88,15 @@ def _estimate(n: np.ndarray, c: np.ndarray, k: int, metric: str) -> PassKResult:
     return suite_pass_k(n, c, [k], metric)[0]
 
 
+def shown_cases(
+    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame, suite: str, count_agent_errors: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the suite's shown reports in release order, their cases under the policy)."""
+    releases = suite_releases(overview, suite)
+    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
+    return releases, cases[cases["report_id"].isin(releases["report_id"])]
+
+
 def release_table(
     con: duckdb.DuckDBPyConnection,
     overview: pd.DataFrame,
@@ -96,8 +105,7 @@ def release_table(
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """One row per release of `suite`: counts, pass@1, pass@k, pass^k with CIs, envelope, change."""
-    releases = suite_releases(overview, suite)
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
     by_report = dict(tuple(cases.groupby("report_id", sort=False)))
     rows = []
     for rel in releases.itertuples(index=False):
@@ -269,9 +277,7 @@ def slice_metrics(
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """pass^k with CI per (slice value, release) of a suite, plus per-slice counts."""
-    releases = suite_releases(overview, suite)
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
-    cases = cases[cases["report_id"].isin(releases["report_id"])]
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
     cases = cases.assign(slice=slice_membership(cases, dim))
     rows = []
     for (value, report_id), group in cases.groupby(["slice", "report_id"], sort=False):
@@ -309,9 +315,7 @@ def case_history(
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """Passes/runs of each case in each release (columns in release order) and what changed."""
-    releases = suite_releases(overview, suite)
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
-    cases = cases[cases["report_id"].isin(releases["report_id"])]
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
     cases = cases.assign(key=case_keys(cases))
     cases = cases[in_slice(cases, tag)]
     order = list(releases["release"])
@@ -394,9 +398,7 @@ def lottery_table(
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """Ranked lottery cases of one release at k, with how many releases in a row they have been."""
-    releases = suite_releases(overview, suite)
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
-    cases = cases[cases["report_id"].isin(releases["report_id"])]
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
     cases = cases.assign(key=case_keys(cases))
     flags = {}
     for rid, group in cases.groupby("report_id", sort=False):
@@ -542,8 +544,7 @@ def gate_table(
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
     """Verdict of each (slice tag or None, min CI low) rule on pass^k for every release."""
-    releases = suite_releases(overview, suite)
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
     rows = []
     for rel in releases.itertuples(index=False):
         group = cases[cases["report_id"] == rel.report_id]
