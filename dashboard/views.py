@@ -28,6 +28,7 @@ from dashboard.stats import (
     suite_pass_k,
 )
 
+NOT_IN_RELEASE = "—"  # a case-history cell for a release that does not have the case
 ERROR_STATUSES = ("model_error", "judge_error", "evaluator_error", "timeout")
 GAMBLER_POINTS = 50.0
 STEADY_POINTS = 20.0
@@ -340,6 +341,7 @@ def case_history(
         else ""
         for _, row in table.iterrows()
     ]
+    table[release_cols] = table[release_cols].fillna(NOT_IN_RELEASE)
     return table.reset_index(drop=True)
 
 
