@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,30 +72,16 @@ def ingest_directory(
         for row in con.execute("SELECT path, size, mtime_ns, digest, racy FROM files").fetchall()
     }
     present = {e.path for e in entries}
-    to_parse: list[tuple[FileEntry, FileFacts]] = []
-    unchanged = 0
-    touched = 0  # same bytes, new size/mtime record: no reparse, but the catalog changed
-    for entry in entries:
-        previous = known.get(entry.path)
-        if previous and previous[:2] == (entry.size, entry.mtime_ns) and not previous[3]:
-            unchanged += 1
-            continue
-        try:
-            facts = file_facts(entry.abspath)
-        except OSError:
-            facts = FileFacts("", False, False)
-        if previous and facts.digest and previous[2] == facts.digest:
-            unchanged += 1
-            touched += 1
-            con.execute(
-                "UPDATE files SET size = $s, mtime_ns = $m, racy = $r WHERE path = $p",
-                {"s": entry.size, "m": entry.mtime_ns, "r": entry.racy, "p": entry.path},
-            )
-            continue
-        to_parse.append((entry, facts))
-    gone = [p for p in known if p not in present] + [e.path for e, _ in to_parse if e.path in known]
+    candidates = [
+        e
+        for e in entries
+        if (previous := known.get(e.path)) is None
+        or previous[:2] != (e.size, e.mtime_ns)
+        or previous[3]  # racy: it may have changed within the same mtime
+    ]
+    removed = [p for p in known if p not in present]
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
-    _forget_files(con, gone + [p.path for p in scan_problems])
+    _forget_files(con, removed + [p.path for p in scan_problems])
     # Problems found by the walk (a directory named x.json, a symlink loop) have no row in
     # `files`; they are found afresh each load, so last load's are dropped first.
     walk_problems = "FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files)"
@@ -103,29 +90,53 @@ def ingest_directory(
     _record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
     walk_changed = previous_walk != {(p.path, p.reason) for p in scan_problems}
 
-    total = len(to_parse)
-    done = 0
+    counts = {"looked": 0, "touched": 0, "parsed": 0}
+    total = len(candidates)
     if progress:
         progress(0, total)
+
+    def changed_files(facts_of: Iterator[FileFacts]) -> Iterator[tuple[FileEntry, FileFacts]]:
+        """Candidates whose bytes changed; the rest only get their new size and mtime."""
+        for entry, facts in zip(candidates, facts_of, strict=True):
+            counts["looked"] += 1
+            previous = known.get(entry.path)
+            if previous and facts.digest and previous[2] == facts.digest:
+                counts["touched"] += 1
+                con.execute(
+                    "UPDATE files SET size = $s, mtime_ns = $m, racy = $r WHERE path = $p",
+                    {"s": entry.size, "m": entry.mtime_ns, "r": entry.racy, "p": entry.path},
+                )
+                continue
+            yield entry, facts
+
     next_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchall()[0][0]
-    for batch in _batches(to_parse):
-        parseable: list[tuple[FileEntry, str, int]] = []
-        for entry, facts in batch:
-            digest = facts.digest
-            reason = precheck_file(entry, max_bytes)
-            if not reason and (facts.maybe_constants or facts.maybe_deep):
-                reason = strict_json_problem(entry.abspath)
-            if reason:
-                _record_file(con, entry, digest, None)
-                _record_problems(con, [(entry.path, "file", reason)])
-            else:
-                parseable.append((entry, digest, next_id))
-                next_id += 1
-        if parseable:
-            _parse_batch(con, parseable, max_bytes)
-        done += len(batch)
-        if progress:
-            progress(done, total)
+    # Digests and warning signs are computed one file ahead in a worker thread, so the
+    # Python pass over the bytes overlaps DuckDB's parse (which releases the GIL).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        facts_ahead = (f.result() for f in [pool.submit(_facts, e.abspath) for e in candidates])
+        for batch in _batches(changed_files(facts_ahead)):
+            _forget_files(con, [e.path for e, _ in batch if e.path in known])
+            parseable: list[tuple[FileEntry, str, int]] = []
+            for entry, facts in batch:
+                reason = precheck_file(entry, max_bytes)
+                if not reason and (facts.maybe_constants or facts.maybe_deep):
+                    reason = strict_json_problem(entry.abspath)
+                if reason:
+                    _record_file(con, entry, facts.digest, None)
+                    _record_problems(con, [(entry.path, "file", reason)])
+                else:
+                    parseable.append((entry, facts.digest, next_id))
+                    next_id += 1
+            if parseable:
+                _parse_batch(con, parseable, max_bytes)
+            counts["parsed"] += len(batch)
+            if progress:
+                progress(counts["looked"], total)
+    if progress and total:
+        progress(total, total)
+    touched = counts["touched"]
+    to_parse = counts["parsed"]
+    gone = removed
 
     config = release_config_digest(root)
     config_changed = _meta(con, "release_config") != config
@@ -142,9 +153,9 @@ def ingest_directory(
     n_problems = con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return IngestResult(
         files=len(entries),
-        parsed=total,
-        unchanged=unchanged,
-        removed=len([p for p in known if p not in present]),
+        parsed=to_parse,
+        unchanged=len(entries) - to_parse,
+        removed=len(removed),
         problems=n_problems,
         seconds=time.perf_counter() - started,
     )
@@ -202,8 +213,15 @@ def _claim_catalog(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     con.execute("INSERT OR REPLACE INTO meta VALUES ('reports_dir', $d)", {"d": str(root)})
 
 
+def _facts(abspath: str) -> FileFacts:
+    try:
+        return file_facts(abspath)
+    except OSError:
+        return FileFacts("", False, False)  # precheck_file names the reason
+
+
 def _batches(
-    items: Sequence[tuple[FileEntry, FileFacts]],
+    items: Iterable[tuple[FileEntry, FileFacts]],
 ) -> Iterator[list[tuple[FileEntry, FileFacts]]]:
     batch: list[tuple[FileEntry, FileFacts]] = []
     size = 0

@@ -14,11 +14,14 @@ TRIAL = (
     " status VARCHAR, model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR,"
     f" latency_ms DOUBLE, evaluators {EVALUATOR}[])"
 )
+# What the catalog keeps of a trial: its outcome and time. Transcripts are read back
+# from the file for the one case shown (dashboard/data/transcripts.py).
+TRIAL_OUTCOME = "STRUCT(status VARCHAR, recorded_at VARCHAR)"
 CASE = (
     "STRUCT(input VARCHAR, output VARCHAR, case_id VARCHAR, status VARCHAR,"
     " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, skipped BOOLEAN,"
     " passed BOOLEAN, score DOUBLE, run_pass_rate DOUBLE, runs DOUBLE, pass_count DOUBLE,"
-    f" tags VARCHAR[], evaluators {EVALUATOR}[], trials {TRIAL}[])"
+    f" tags VARCHAR[], evaluators {EVALUATOR}[], trials {TRIAL_OUTCOME}[])"
 )
 REPORT_COLUMNS: dict[str, str] = {
     "schema": "VARCHAR",
