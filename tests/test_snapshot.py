@@ -109,3 +109,19 @@ def test_a_corrupt_catalog_is_rebuilt_from_the_reports(tmp_path: Path) -> None:
     rebuilt.refresh(lambda con: service.refresh_catalog(con, reports))
     count = rebuilt.cursor().execute("SELECT count(*) FROM reports").fetchall()[0][0]
     assert count == len(list(FIXTURES.glob("*.json")))
+
+
+def test_a_restarted_server_adopts_a_current_catalog_without_loading(served: ServedCatalog) -> None:
+    def must_not_load(con: object) -> service.IngestResult:
+        raise AssertionError("an unchanged directory needs no load")
+
+    restarted = ServedCatalog(served.reports_dir, served.location)
+    result = restarted.refresh(must_not_load)
+    assert result is not None and result.files == 2 and result.parsed == 0
+    assert restarted.version == served.version
+
+    os.utime(served.reports_dir / WITH_TRIALS, ns=(1_700_000_000_000_000_002,) * 2)
+    loads = []
+    again = ServedCatalog(served.reports_dir, served.location)
+    again.refresh(lambda con: loads.append(1) or service.refresh_catalog(con, served.reports_dir))
+    assert loads == [1]  # a changed directory takes the writer and loads

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from dashboard.data.catalog import MEMORY, CatalogError, open_catalog
+from dashboard.data.catalog import MEMORY, SCHEMA_VERSION, CatalogError, open_catalog
 from dashboard.data.ingest import IngestResult, catalog_version, directory_changed
 
 BUSY_RETRY_SECONDS = 30.0
@@ -42,6 +42,8 @@ class ServedCatalog:
                 self.last_result = load(self._memory)
                 self.version = catalog_version(self._memory)
                 return self.last_result
+            if self._memory is None and self._adopt_existing():
+                return self.last_result
             writer = self._open_writer()
             if writer is None:
                 return None
@@ -54,6 +56,36 @@ class ServedCatalog:
                 self._memory = self._copy_to_memory()
                 self.version = version
             return self.last_result
+
+    def _adopt_existing(self) -> bool:
+        """Start from the catalog on disk without taking the writer, if it is current.
+
+        A server restarted on an unchanged directory then shows its first page after one
+        copy and a stat of every file, not a full load.
+        """
+        if not Path(self.location).is_file():
+            return False
+        try:
+            memory = self._copy_to_memory()
+            tables = {
+                r[0] for r in memory.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+            }
+            if not {"meta", "files", "reports", "problems"} <= tables:
+                return False
+            meta = dict(memory.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("schema_version") != SCHEMA_VERSION or meta.get("ingest_complete") != "1":
+                return False
+            if directory_changed(memory, self.reports_dir):
+                return False
+        except duckdb.Error:
+            return False  # locked by a writer, or not a catalog: take the normal path
+        files, problems = memory.execute(
+            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM problems)"
+        ).fetchall()[0]
+        self._memory = memory
+        self.version = catalog_version(memory)
+        self.last_result = IngestResult(int(files), 0, int(files), 0, int(problems), 0.0)
+        return True
 
     def stale(self) -> bool:
         """Whether the reports directory differs from the loaded catalog (cheap: stat only)."""
