@@ -27,8 +27,10 @@ from dashboard.data.queries import fetch_rows, load_query, run_query
 from dashboard.data.results import (
     METRIC_COLUMNS,
     cached_summary,
+    store_records,
     store_report_results,
     store_summary,
+    stored_records,
 )
 
 if TYPE_CHECKING:
@@ -308,18 +310,43 @@ def summary_text(con: duckdb.DuckDBPyConnection, by: str = "file") -> str:
     version = catalog_version(con)
     text = cached_summary(con, by, version)
     if text is None:
-        text = json.dumps(summary_json(con, by), ensure_ascii=False)
+        text = (
+            _file_summary_text(con)
+            if by == "file"
+            else json.dumps(summary_json(con, by), ensure_ascii=False)
+        )
         store_summary(con, by, version, text)
     return text
+
+
+def _file_summary_text(con: duckdb.DuckDBPyConnection) -> str:
+    """json.dumps(summary_json(con)), assembled from each report's stored entry: after a
+    load that changed one file, one entry is rebuilt rather than thousands."""
+    overview = fetch_rows(con, "report_overview")
+    entries = stored_records(con)
+    missing = [row for row in overview if row["report_id"] not in entries]
+    fresh = [
+        (row["report_id"], json.dumps(record, ensure_ascii=False))
+        for row, record in zip(missing, report_records(con, missing), strict=True)
+    ]
+    store_records(con, fresh)
+    entries.update(fresh)
+    problems = json.dumps(_problem_entries(con), ensure_ascii=False)
+    reports = ", ".join(entries[row["report_id"]] for row in overview)
+    return f'{{"reports": [{reports}], "problems": {problems}}}'
+
+
+def _problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:
+    return [
+        {"file": file, "reason": reason, "scope": scope}
+        for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
+    ]
 
 
 def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
     """The document `relidash summary --json` prints."""
     overview = fetch_rows(con, "report_overview")
-    problems = [
-        {"file": file, "reason": reason, "scope": scope}
-        for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
-    ]
+    problems = _problem_entries(con)
     if by == "release":
         files: dict[tuple[str, str], list[str]] = {}
         for row in overview:

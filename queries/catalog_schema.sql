@@ -41,4 +41,7 @@ CREATE TABLE IF NOT EXISTS metrics (
 -- 'report' (loaded; a warning about the file).
 CREATE TABLE IF NOT EXISTS problems (file VARCHAR, scope VARCHAR, reason VARCHAR);
 -- The summary document for the catalog version it was built from (a warm start prints it).
+-- Each report's entry of the summary document, as JSON text: a load that changes one
+-- file rebuilds one entry. Cleared for every report when releases are re-ranked.
+CREATE TABLE IF NOT EXISTS report_records (report_id INTEGER, record VARCHAR);
 CREATE TABLE IF NOT EXISTS summary_cache (grouping VARCHAR, version BIGINT, document VARCHAR);

@@ -142,6 +142,7 @@ def ingest_directory(
     config_changed = _meta(con, "release_config") != config
     if to_parse or gone or config_changed:
         assign_releases(con, root)
+        con.execute("DELETE FROM report_records")  # entries carry release labels
         con.execute("INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config})
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
     changed = bool(to_parse or gone or walk_changed or config_changed or touched)

@@ -54,6 +54,16 @@ def store_report_results(
         raise
 
 
+def stored_records(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
+    """Each report's summary entry kept from earlier loads, by report_id."""
+    return dict(con.execute("SELECT report_id, record FROM report_records").fetchall())
+
+
+def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]) -> None:
+    if records:
+        con.executemany("INSERT INTO report_records VALUES (?, ?)", records)
+
+
 def cached_summary(con: duckdb.DuckDBPyConnection, by: str, version: int) -> str | None:
     """The summary document stored for this catalog version, if any."""
     rows = con.execute(

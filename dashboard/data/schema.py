@@ -37,6 +37,6 @@ REPORT_COLUMNS: dict[str, str] = {
 TRIALS_ONLY_COLUMNS: dict[str, str] = {"cases": f"STRUCT(trials {TRIAL}[])[]"}
 
 # Tables holding rows keyed by report_id, cleared when a report file changes or goes.
-REPORT_TABLES = ("metrics", "case_tags", "cases", "reports")
+REPORT_TABLES = ("report_records", "metrics", "case_tags", "cases", "reports")
 # Derived from everything; cleared whenever the catalog changes.
 DERIVED_TABLES = ("summary_cache",)

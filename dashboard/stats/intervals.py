@@ -14,6 +14,7 @@ inference", JASA 22(158).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,7 @@ def _norm_cdf(x: float) -> float:
     return (1 + math.erf(x / math.sqrt(2))) / 2
 
 
+@lru_cache(maxsize=64)  # one confidence level serves every interval of a load
 def norm_ppf(p: float) -> float:
     """Inverse standard normal CDF by 50 Newton steps from 0, p clipped to [1e-9, 1 - 1e-9].
 
