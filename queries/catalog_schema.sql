@@ -31,6 +31,13 @@ CREATE TABLE IF NOT EXISTS cases (
 CREATE TABLE IF NOT EXISTS case_tags (
     report_id INTEGER, case_idx INTEGER, tag VARCHAR, dim VARCHAR, value VARCHAR
 );
+-- One row per recorded trial (multivon-eval 0.18+): its outcome, not its transcript, which
+-- stays in the report file (dashboard/data/transcripts.py reads it for the case shown).
+CREATE TABLE IF NOT EXISTS trials (
+    report_id INTEGER, case_idx INTEGER, trial_idx INTEGER, run_index INTEGER,
+    attempt INTEGER, status VARCHAR, recorded_at TIMESTAMPTZ, model_error VARCHAR,
+    judge_error VARCHAR, evaluator_error VARCHAR, latency_ms DOUBLE
+);
 -- Suite-level metrics of each report under the default policy (errors excluded).
 CREATE TABLE IF NOT EXISTS metrics (
     report_id INTEGER, metric VARCHAR, k INTEGER, value DOUBLE, ci_low DOUBLE,

@@ -16,7 +16,7 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 MEMORY = ":memory:"
 
 

@@ -264,7 +264,7 @@ def _parse_batch(
         )
         rejected = _reject_non_reports(con)
         execute(con, "stage_cases")
-        for name in ("insert_reports", "insert_cases", "insert_case_tags"):
+        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
             execute(con, name)
         _record_files(
             con, [(e, digest, None if e.path in rejected else rid) for e, digest, rid in batch]

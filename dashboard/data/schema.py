@@ -14,9 +14,12 @@ TRIAL = (
     " status VARCHAR, model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR,"
     f" latency_ms DOUBLE, evaluators {EVALUATOR}[])"
 )
-# What the catalog keeps of a trial: its outcome and time. Transcripts are read back
+# What the catalog keeps of a trial: its outcome, errors and time. Transcripts are read back
 # from the file for the one case shown (dashboard/data/transcripts.py).
-TRIAL_OUTCOME = "STRUCT(status VARCHAR, recorded_at VARCHAR)"
+TRIAL_OUTCOME = (
+    "STRUCT(run_index DOUBLE, attempt DOUBLE, status VARCHAR, recorded_at VARCHAR,"
+    " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, latency_ms DOUBLE)"
+)
 CASE = (
     "STRUCT(input VARCHAR, output VARCHAR, case_id VARCHAR, status VARCHAR,"
     " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, skipped BOOLEAN,"
@@ -37,6 +40,6 @@ REPORT_COLUMNS: dict[str, str] = {
 TRIALS_ONLY_COLUMNS: dict[str, str] = {"cases": f"STRUCT(trials {TRIAL}[])[]"}
 
 # Tables holding rows keyed by report_id, cleared when a report file changes or goes.
-REPORT_TABLES = ("report_records", "metrics", "case_tags", "cases", "reports")
+REPORT_TABLES = ("report_records", "metrics", "trials", "case_tags", "cases", "reports")
 # Derived from everything; cleared whenever the catalog changes.
 DERIVED_TABLES = ("summary_cache",)
