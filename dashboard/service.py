@@ -25,7 +25,6 @@ from dashboard.data.ingest import (
 )
 from dashboard.data.queries import fetch_rows, load_query, run_query
 from dashboard.data.results import (
-    METRIC_COLUMNS,
     cached_summary,
     store_records,
     store_report_results,
@@ -91,7 +90,7 @@ def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
         "SELECT 1 FROM reports WHERE report_id NOT IN (SELECT report_id FROM metrics) LIMIT 1"
     ).fetchall():
         return 0
-    pending = run_query(con, "reports_without_metrics")
+    pending = fetch_rows(con, "reports_without_metrics")
     counts = con.execute(load_query("evaluated_case_counts")).fetchnumpy()
     report_col = np.asarray(counts["report_id"], dtype=np.int64)
     # rows arrive grouped by report: slice each report's cases out by its bounds
@@ -109,29 +108,25 @@ def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
     metric_rows: list[tuple[Any, ...]] = []
     lottery_rows: list[tuple[int, int, int]] = []
     warnings: list[tuple[str, str]] = []
-    for report in pending.itertuples(index=False):
-        lo, hi = bounds.get(int(report.report_id), (0, 0))
+    for report in pending:
+        rid = int(report["report_id"])
+        lo, hi = bounds.get(rid, (0, 0))
         n, c = all_n[lo:hi], all_c[lo:hi]
-        results = pass_k_results(n, c, k_max_for(report.runs_per_case))
+        runs_per_case = report["runs_per_case"]
+        results = pass_k_results(n, c, k_max_for(runs_per_case))
         for per_k in results.values():
-            metric_rows.extend(_metric_row(int(report.report_id), r) for r in per_k)
-        default_k = 1 if _missing(report.runs_per_case) else int(report.runs_per_case)
+            metric_rows.extend(_metric_row(rid, r) for r in per_k)
+        default_k = 1 if _missing(runs_per_case) else int(runs_per_case)
         for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1):
-            lottery_rows.append((int(report.report_id), int(all_idx[lo + idx]), rank))
+            lottery_rows.append((rid, int(all_idx[lo + idx]), rank))
         for metric, stored in (
-            (METRIC_PASS_AT_K, report.stored_pass_at_k),
-            (METRIC_PASS_HAT_K, report.stored_pass_hat_k),
+            (METRIC_PASS_AT_K, report["stored_pass_at_k"]),
+            (METRIC_PASS_HAT_K, report["stored_pass_hat_k"]),
         ):
             problem = stored_block_problem(metric, stored, n, c, results[metric])
             if problem:
-                warnings.append((report.file, problem))
-    import pandas as pd  # only when there is something to compute
-
-    metrics = pd.DataFrame.from_records(metric_rows, columns=list(METRIC_COLUMNS))
-    lottery = pd.DataFrame.from_records(
-        lottery_rows, columns=["report_id", "case_idx", "lottery_rank"]
-    )
-    store_report_results(con, metrics, lottery, warnings)
+                warnings.append((report["file"], problem))
+    store_report_results(con, metric_rows, lottery_rows, warnings)
     return len(pending)
 
 

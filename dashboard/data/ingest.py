@@ -141,8 +141,15 @@ def ingest_directory(
     config = release_config_digest(root)
     config_changed = _meta(con, "release_config") != config
     if to_parse or gone or config_changed:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE labels_before AS SELECT report_id, release FROM reports"
+        )
         assign_releases(con, root)
-        con.execute("DELETE FROM report_records")  # entries carry release labels
+        # stored summary entries carry the release label: drop those whose label moved
+        con.execute(
+            "DELETE FROM report_records WHERE report_id IN (SELECT r.report_id FROM reports r "
+            "JOIN labels_before b USING (report_id) WHERE r.release IS DISTINCT FROM b.release)"
+        )
         con.execute("INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config})
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
     changed = bool(to_parse or gone or walk_changed or config_changed or touched)
@@ -240,27 +247,22 @@ def _parse_batch(
     con: duckdb.DuckDBPyConnection, batch: list[tuple[FileEntry, str, int]], max_bytes: int
 ) -> None:
     """Parse a batch in one read_json call; split it to find the files DuckDB rejects."""
-    import pandas as pd  # only when parsing: a warm start never needs it
-
-    files = pd.DataFrame(
-        {
-            "path": [e.path for e, _, _ in batch],
-            "abspath": [e.abspath for e, _, _ in batch],
-            "report_id": [rid for _, _, rid in batch],
-            "mtime_ns": [e.mtime_ns for e, _, _ in batch],
-        }
-    )
+    abspaths = [e.abspath for e, _, _ in batch]
     try:
         con.execute("BEGIN TRANSACTION")
-        con.register("batch_files_df", files)
-        con.execute("CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM batch_files_df")
-        con.unregister("batch_files_df")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
+            "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
+            "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
+            {
+                "paths": [e.path for e, _, _ in batch],
+                "abspaths": abspaths,
+                "ids": [rid for _, _, rid in batch],
+                "mtimes": [e.mtime_ns for e, _, _ in batch],
+            },
+        )
         execute(
-            con,
-            "stage_reports",
-            files=list(files["abspath"]),
-            columns=REPORT_COLUMNS,
-            max_bytes=max_bytes + 1,
+            con, "stage_reports", files=abspaths, columns=REPORT_COLUMNS, max_bytes=max_bytes + 1
         )
         rejected = _reject_non_reports(con)
         execute(con, "stage_cases")
@@ -335,21 +337,19 @@ def _record_files(
     con: duckdb.DuckDBPyConnection, rows: list[tuple[FileEntry, str, int | None]]
 ) -> None:
     """Upsert `files` rows in one statement (row-at-a-time inserts cost ms each)."""
-    import pandas as pd
-
-    frame = pd.DataFrame(
+    con.execute(
+        "INSERT OR REPLACE INTO files SELECT unnest($paths), CAST(unnest($sizes) AS BIGINT), "
+        "CAST(unnest($mtimes) AS BIGINT), CAST(unnest($digests) AS VARCHAR), "
+        "CAST(unnest($ids) AS INTEGER), CAST(unnest($racy) AS BOOLEAN)",
         {
-            "path": [e.path for e, _, _ in rows],
-            "size": pd.array([e.size for e, _, _ in rows], dtype="Int64"),
-            "mtime_ns": pd.array([e.mtime_ns for e, _, _ in rows], dtype="Int64"),
-            "digest": [d for _, d, _ in rows],
-            "report_id": pd.array([r for _, _, r in rows], dtype="Int32"),
+            "paths": [e.path for e, _, _ in rows],
+            "sizes": [e.size for e, _, _ in rows],
+            "mtimes": [e.mtime_ns for e, _, _ in rows],
+            "digests": [d for _, d, _ in rows],
+            "ids": [r for _, _, r in rows],
             "racy": [e.racy or not d for e, d, _ in rows],
-        }
+        },
     )
-    con.register("new_files", frame)
-    con.execute("INSERT OR REPLACE INTO files SELECT * FROM new_files")
-    con.unregister("new_files")
 
 
 def _record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> None:

@@ -18,14 +18,13 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import Any
 
 import duckdb
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 CONFIG_NAME = "relidash.toml"
 RELEASE_KEYS = ("auto", "target_version", "model", "file_stem", "directory")
@@ -75,7 +74,7 @@ def natural_key(label: str) -> tuple[tuple[int, int, str], ...]:
     )
 
 
-def release_label(row: pd.Series, key: str) -> tuple[str, str]:
+def release_label(row: dict[str, Any], key: str) -> tuple[str, str]:
     """(release, where it came from) for one report row."""
     stem = PurePosixPath(row["file"]).stem
     directory = str(PurePosixPath(row["file"]).parent)
@@ -94,11 +93,16 @@ def release_label(row: pd.Series, key: str) -> tuple[str, str]:
     return stem, "file_stem"
 
 
-def order_releases(frame: pd.DataFrame, pinned: tuple[str, ...]) -> list[str]:
-    """Releases of one suite, oldest first."""
-    releases = list(dict.fromkeys(frame["release"]))
-    if frame["recorded_at"].notna().all():
-        first_seen = frame.groupby("release")["recorded_at"].min()
+def order_releases(
+    reports: Sequence[tuple[str, datetime | None]], pinned: tuple[str, ...]
+) -> list[str]:
+    """Releases of one suite, oldest first, from its reports' (release, recorded_at)."""
+    releases = list(dict.fromkeys(release for release, _ in reports))
+    if all(when is not None for _, when in reports):
+        first_seen: dict[str, datetime] = {}
+        for release, when in reports:
+            assert when is not None
+            first_seen[release] = min(first_seen.get(release, when), when)
         default = sorted(releases, key=lambda r: (first_seen[r], natural_key(r)))
     else:
         default = sorted(releases, key=natural_key)
@@ -115,25 +119,32 @@ def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
             "INSERT INTO problems VALUES ($f, 'report', $r)",
             {"f": CONFIG_NAME, "r": config.problem},
         )
-    reports = con.execute(
+    cursor = con.execute(
         "SELECT report_id, file, suite, model, target_version, recorded_at FROM reports"
-    ).df()
-    if reports.empty:
-        return
-    labels = [release_label(row, config.key) for _, row in reports.iterrows()]
-    reports["release"] = [label for label, _ in labels]
-    reports["release_source"] = [source for _, source in labels]
-    ranks: dict[tuple[str, str], int] = {}
-    for suite, group in reports.groupby("suite", sort=False):
-        for rank, release in enumerate(order_releases(group, config.order), start=1):
-            ranks[(str(suite), release)] = rank
-    reports["release_rank"] = [
-        ranks[(s, r)] for s, r in zip(reports["suite"], reports["release"], strict=True)
-    ]
-    update = reports[["report_id", "release", "release_source", "release_rank"]]
-    con.register("release_update", update)
-    con.execute(
-        "UPDATE reports SET release = u.release, release_source = u.release_source, "
-        "release_rank = u.release_rank FROM release_update u WHERE reports.report_id = u.report_id"
     )
-    con.unregister("release_update")
+    columns = [d[0] for d in cursor.description or []]
+    rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
+    if not rows:
+        return
+    by_suite: dict[str, list[tuple[str, datetime | None]]] = {}
+    for row in rows:
+        row["release"], row["release_source"] = release_label(row, config.key)
+        by_suite.setdefault(row["suite"], []).append((row["release"], row["recorded_at"]))
+    ranks = {
+        (suite, release): rank
+        for suite, reports in by_suite.items()
+        for rank, release in enumerate(order_releases(reports, config.order), start=1)
+    }
+    # plain rows and bound lists: no DataFrame, so a load that changed one file stays fast
+    con.execute(
+        "UPDATE reports SET release = u.release, release_source = u.source, "
+        "release_rank = u.rank FROM (SELECT unnest($ids) AS report_id, unnest($releases) AS "
+        "release, unnest($sources) AS source, unnest($ranks) AS rank) AS u "
+        "WHERE reports.report_id = u.report_id",
+        {
+            "ids": [r["report_id"] for r in rows],
+            "releases": [r["release"] for r in rows],
+            "sources": [r["release_source"] for r in rows],
+            "ranks": [ranks[(r["suite"], r["release"])] for r in rows],
+        },
+    )
