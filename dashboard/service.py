@@ -244,14 +244,16 @@ def report_records(
 
     Built from plain rows: at thousands of reports, DataFrame grouping costs seconds.
     """
+    # all reports in one scan; a few (after a load that changed a few files) by id
+    wanted = None if len(overview) > 64 else [row["report_id"] for row in overview]
     metrics: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
     for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
-        load_query("report_metrics")
+        load_query("report_metrics"), {"report_ids": wanted}
     ).fetchall():
         metrics.setdefault((rid, metric), {})[str(k)] = _metric_cell(value, low, high, reason)
     lottery: dict[int, list[dict[str, Any]]] = {}
     for rid, _, _, case_id, text, passes, runs in con.execute(
-        load_query("lottery_cases")
+        load_query("lottery_cases"), {"report_ids": wanted}
     ).fetchall():
         lottery.setdefault(rid, []).append(
             {"case_id": _text(case_id), "input": text, "passes": passes, "runs": runs}
@@ -364,7 +366,7 @@ def metric_lookup(
     con: duckdb.DuckDBPyConnection,
 ) -> dict[tuple[int, str, int], tuple[float | None, float | None, float | None, str]]:
     """(report_id, metric, k) -> (value, ci_low, ci_high, unknown_reason)."""
-    frame = run_query(con, "report_metrics")
+    frame = run_query(con, "report_metrics", report_ids=None)
     return {
         (int(r.report_id), r.metric, int(r.k)): (
             _num(r.value),

@@ -1,6 +1,7 @@
--- Lottery cases of every report at the report's own largest run count, in relidash's
--- ranking (dashboard/stats/lottery.py). One row: one lottery case. No parameters.
+-- Lottery cases of each report at the report's own largest run count, in relidash's
+-- ranking (dashboard/stats/lottery.py). One row: one lottery case.
+-- $report_ids: the reports wanted, or NULL for all.
 SELECT report_id, lottery_rank, case_idx, case_id, input, c AS passes, n AS runs
 FROM cases
-WHERE lottery_rank IS NOT NULL
+WHERE lottery_rank IS NOT NULL AND ($report_ids IS NULL OR list_contains($report_ids, report_id))
 ORDER BY report_id, lottery_rank

@@ -1,5 +1,6 @@
 -- Stored default-policy metrics. One row: one (report, metric, k).
--- No parameters.
+-- $report_ids: the reports wanted, or NULL for all.
 SELECT report_id, metric, k, value, ci_low, ci_high, method, n_cases, runs, unknown_reason
 FROM metrics
+WHERE $report_ids IS NULL OR list_contains($report_ids, report_id)
 ORDER BY report_id, metric, k
