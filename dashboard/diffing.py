@@ -78,7 +78,7 @@ def _cell(pieces: list[tuple[str, bool]]) -> str:
 STYLE = (
     "<style>.rd{font-family:ui-monospace,monospace;font-size:0.8rem;border-collapse:collapse;width:100%}"
     ".rd td{vertical-align:top;padding:1px 6px;white-space:pre-wrap;word-break:break-word;width:50%}"
-    ".rd td.n{width:2.5em;color:#6e7781;text-align:right;user-select:none}"
+    ".rd td.n{width:3.5em;min-width:3.5em;white-space:nowrap;color:#6e7781;text-align:right;user-select:none}"
     ".rd tr.replace td.t,.rd tr.delete td.l,.rd tr.insert td.r{background:#fff8c5}"
     ".rd tr.delete td.l{background:#ffebe9}.rd tr.insert td.r{background:#dafbe1}"
     ".rd mark.w{background:#ffd33d;padding:0}.rd tr.first td{border-top:2px solid #d1242f}"
