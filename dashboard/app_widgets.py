@@ -69,6 +69,20 @@ def download(frame: pd.DataFrame, name: str, label: str = "Download CSV") -> Non
     )
 
 
+def report_page(title: str) -> tuple[int, pd.DataFrame, bool]:
+    """A page over the reports: its heading, then (catalog version, report overview,
+    whether agent errors count as failures), with the policy stated. Stops with a hint
+    when nothing is loaded."""
+    from dashboard import app_state  # the cache boundary; widgets stay importable alone
+
+    st.title(title)
+    version = app_state.version()
+    overview = app_state.overview(version)
+    if overview.empty:
+        no_reports()
+    return version, overview, policy()
+
+
 def no_reports() -> None:
     st.info(
         "No reports are loaded. Point relidash at a directory of multivon-eval report files; the Data page lists any files it could not use."

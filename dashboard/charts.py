@@ -83,11 +83,7 @@ def curve_chart(curve: pd.DataFrame) -> alt.Chart:
 
 def slice_chart(frame: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
     """pass^k with CI band per slice across releases, faceted as small multiples."""
-    data = frame.assign(
-        pass_hat_k=frame["pass_hat_k"].astype(float),
-        ci_low=frame["ci_low"].astype(float),
-        ci_high=frame["ci_high"].astype(float),
-    )
+    data = _as_floats(frame, "pass_hat_k", "ci_low", "ci_high")
     tooltip = [
         alt.Tooltip("slice:N"),
         alt.Tooltip("release:N"),
@@ -115,11 +111,7 @@ def slice_chart(frame: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
 
 def gate_chart(table: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
     """pass^k CI per release and slice with each rule's threshold drawn as a rule line."""
-    data = table.assign(
-        pass_hat_k=table["pass_hat_k"].astype(float),
-        ci_low=table["ci_low"].astype(float),
-        ci_high=table["ci_high"].astype(float),
-    )
+    data = _as_floats(table, "pass_hat_k", "ci_low", "ci_high")
     tooltip = [
         alt.Tooltip("release:N"),
         alt.Tooltip("slice:N"),
@@ -197,6 +189,11 @@ def calculator_chart(curves: pd.DataFrame) -> alt.Chart:
         )
     )
     return (band + lines).properties(height=300)
+
+
+def _as_floats(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """UNKNOWN cells arrive as None; Vega-Lite wants numbers or nulls (NaN)."""
+    return frame.assign(**{c: frame[c].astype(float) for c in columns})
 
 
 def _interval_name(method: str) -> str:

@@ -3,14 +3,9 @@
 import streamlit as st
 
 from dashboard import app_state, charts, views
-from dashboard.app_widgets import download, linked_select, no_reports, policy
+from dashboard.app_widgets import download, linked_select, report_page
 
-st.title("Gates")
-version = app_state.version()
-overview = app_state.overview(version)
-if overview.empty:
-    no_reports()
-count_errors = policy()
+version, overview, count_errors = report_page("Gates")
 st.caption(
     "As multivon-eval's assert_pass_hat_k(k, min_ci_low): a release passes when the lower bound "
     "of its 95% pass^k CI reaches the threshold. UNKNOWN (k beyond the recorded runs, or no "

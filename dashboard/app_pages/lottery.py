@@ -6,16 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import app_state, views
-from dashboard.app_widgets import download, linked_select, no_reports, policy
+from dashboard.app_widgets import download, linked_select, report_page
 from dashboard.data.transcripts import TranscriptUnavailable
 from dashboard.diffing import diff_html, diff_lines, first_divergence
 
-st.title("Lottery cases")
-version = app_state.version()
-overview = app_state.overview(version)
-if overview.empty:
-    no_reports()
-count_errors = policy()
+version, overview, count_errors = report_page("Lottery cases")
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
     suite = linked_select("suite", "Suite", views.suite_names(overview), page="lottery")

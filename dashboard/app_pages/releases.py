@@ -3,14 +3,9 @@
 import streamlit as st
 
 from dashboard import app_state, charts, views
-from dashboard.app_widgets import download, linked_select, no_reports, policy
+from dashboard.app_widgets import download, linked_select, report_page
 
-st.title("Releases")
-version = app_state.version()
-overview = app_state.overview(version)
-if overview.empty:
-    no_reports()
-count_errors = policy()
+version, overview, count_errors = report_page("Releases")
 left, right = st.columns([3, 1])
 with left:
     suite = linked_select("suite", "Suite", views.suite_names(overview), page="releases")

@@ -3,14 +3,9 @@
 import streamlit as st
 
 from dashboard import app_state, charts, views
-from dashboard.app_widgets import download, linked_select, no_reports, policy
+from dashboard.app_widgets import download, linked_select, report_page
 
-st.title("Slices")
-version = app_state.version()
-overview = app_state.overview(version)
-if overview.empty:
-    no_reports()
-count_errors = policy()
+version, overview, count_errors = report_page("Slices")
 suite = linked_select("suite", "Suite", views.suite_names(overview), page="slices")
 releases = views.suite_releases(overview, suite)
 cases = app_state.suite_cases(version, suite, count_errors)
