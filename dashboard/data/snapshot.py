@@ -19,6 +19,8 @@ from dashboard.data.catalog import MEMORY, SCHEMA_VERSION, CatalogError, open_ca
 from dashboard.data.ingest import IngestResult, catalog_version, directory_changed
 
 BUSY_RETRY_SECONDS = 30.0
+# What the pages and the staleness check read (not the CLI's stored summary text).
+SERVED_TABLES = ("meta", "files", "reports", "cases", "case_tags", "trials", "metrics", "problems")
 
 
 class ServedCatalog:
@@ -113,8 +115,17 @@ class ServedCatalog:
                 time.sleep(0.5)
 
     def _copy_to_memory(self) -> duckdb.DuckDBPyConnection:
+        """The tables pages read; the CLI's stored summary documents stay on disk."""
         memory = duckdb.connect(MEMORY)
         memory.execute("ATTACH $p AS cat (READ_ONLY)", {"p": self.location})
-        memory.execute("COPY FROM DATABASE cat TO memory")
+        present = {
+            row[0]
+            for row in memory.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = 'cat'"
+            ).fetchall()
+        }
+        for table in SERVED_TABLES:
+            if table in present:  # names from the allow-list, checked against the file
+                memory.execute(f"CREATE TABLE memory.{table} AS SELECT * FROM cat.{table}")
         memory.execute("DETACH cat")
         return memory
