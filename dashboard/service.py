@@ -8,7 +8,7 @@ no Altair, no SQL text here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -355,28 +355,3 @@ def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, 
             record["files"] = files[(row["suite"], row["release"])]
         return {"releases": records, "problems": problems}
     return {"reports": report_records(con, overview), "problems": problems}
-
-
-def iter_suites(overview: pd.DataFrame) -> Iterable[tuple[str, pd.DataFrame]]:
-    for suite, group in overview.groupby("suite", sort=True):
-        yield str(suite), group
-
-
-def metric_lookup(
-    con: duckdb.DuckDBPyConnection,
-) -> dict[tuple[int, str, int], tuple[float | None, float | None, float | None, str]]:
-    """(report_id, metric, k) -> (value, ci_low, ci_high, unknown_reason)."""
-    frame = run_query(con, "report_metrics", report_ids=None)
-    return {
-        (int(r.report_id), r.metric, int(r.k)): (
-            _num(r.value),
-            _num(r.ci_low),
-            _num(r.ci_high),
-            r.unknown_reason or "",
-        )
-        for r in frame.itertuples(index=False)
-    }
-
-
-def report_ids(frame: pd.DataFrame) -> Sequence[int]:
-    return [int(x) for x in frame["report_id"]]
