@@ -88,3 +88,24 @@ def test_a_trial_list_that_disagrees_with_its_counts_is_left_out(tmp_path: Path)
         {"i": target + 1},
     ).fetchall()
     assert excluded == [(None,)]
+
+
+def test_a_wrong_type_holding_multibyte_text_is_one_problem(tmp_path: Path) -> None:
+    # found by the fuzz test: DuckDB quotes the bad value in its error, cuts a multi-byte
+    # character, and the message no longer decodes; the file must still be one problem row
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    data = json.loads((ROOT / "tests" / "fixtures" / "mv-0.16.0_runs3.json").read_text())
+    data["cases"][1]["skipped"] = [
+        "'; DROP TABLE reports; --",
+        "../../etc/passwd",
+        "\u202eevil\u202c",
+    ]
+    (reports / "mutant.json").write_text(json.dumps(data))
+    shutil.copy(FIXTURE, reports / "good.json")
+    con = open_catalog(":memory:")
+    service.refresh_catalog(con, reports)
+    document = service.summary_json(con)
+    assert [p["file"] for p in document["problems"]] == ["mutant.json"]
+    assert "wrong type" in document["problems"][0]["reason"]
+    assert [r["file"] for r in document["reports"]] == ["good.json"]

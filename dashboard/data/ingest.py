@@ -42,6 +42,9 @@ _DATA_ERRORS = (
     duckdb.OutOfRangeException,
     duckdb.IOException,
     duckdb.SerializationException,
+    # DuckDB can cut a multi-byte character when it quotes a bad value in its message,
+    # and the message then fails to decode: still a data error, with an unreadable text.
+    UnicodeDecodeError,
 )
 
 
@@ -360,8 +363,13 @@ def _record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, 
 _DUCKDB_NOISE = re.compile(r"^(Invalid Input Error|Conversion Error|Binder Error|IO Error): ")
 
 
-def _duckdb_reason(exc: duckdb.Error, abspath: str) -> str:
+def _duckdb_reason(exc: Exception, abspath: str) -> str:
     """DuckDB's message, first line, without its prefix, advice or our absolute path."""
+    if isinstance(exc, UnicodeDecodeError):
+        return (
+            "could not be read as a multivon-eval report: a field holds a value of the wrong "
+            "type (DuckDB's own message about it could not be decoded)"
+        )
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     first = _DUCKDB_NOISE.sub("", first).replace(f' in file "{abspath}"', "")
     first = first.replace(abspath, "the file")
