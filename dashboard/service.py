@@ -178,7 +178,8 @@ def stored_block_problem(
             round(result.ci_low or 0.0, STORED_DECIMALS),
             round(result.ci_high or 0.0, STORED_DECIMALS),
         ]
-        stored_values += list(stored_ci)
+        # a hand-edited CI may be anything; a wrong shape is a disagreement, not a crash
+        stored_values += stored_ci if isinstance(stored_ci, list) else [stored_ci]
     try:
         agree = all(
             abs(float(a) - float(b)) <= 0.5 * 10**-STORED_DECIMALS + 1e-12

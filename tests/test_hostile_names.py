@@ -109,3 +109,20 @@ def test_a_wrong_type_holding_multibyte_text_is_one_problem(tmp_path: Path) -> N
     assert [p["file"] for p in document["problems"]] == ["mutant.json"]
     assert "wrong type" in document["problems"][0]["reason"]
     assert [r["file"] for r in document["reports"]] == ["good.json"]
+
+
+@pytest.mark.parametrize("ci", [0, "wide", [0.1], {"low": 0}, [None, None]])
+def test_a_stored_block_with_a_malformed_interval_is_a_report_problem(
+    tmp_path: Path, ci: object
+) -> None:
+    # found by the fuzz test: "ci_95": 0 in a 0.16 stored block raised instead of warning
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    data = json.loads((ROOT / "tests" / "fixtures" / "mv-0.16.0_runs3.json").read_text())
+    data["summary"]["pass_hat_k"]["ci_95"] = ci
+    (reports / "edited.json").write_text(json.dumps(data))
+    con = open_catalog(":memory:")
+    service.refresh_catalog(con, reports)
+    document = service.summary_json(con)
+    assert [r["file"] for r in document["reports"]] == ["edited.json"]
+    assert [(p["file"], p["scope"]) for p in document["problems"]] == [("edited.json", "report")]
