@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import random
 
 import numpy as np
 import pytest
+import upstream_copy as upstream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,56 +17,11 @@ from dashboard.stats import (
     cpython_choice_indices,
 )
 
-# --- multivon-eval 0.20.0 passk._cluster_bootstrap_ci and its helpers, verbatim -----------
-
-
-def _norm_cdf(x: float) -> float:
-    return (1 + math.erf(x / math.sqrt(2))) / 2
-
-
-def _norm_ppf(p: float) -> float:
-    p = max(1e-9, min(1 - 1e-9, p))
-    x = 0.0
-    for _ in range(50):
-        fx = _norm_cdf(x) - p
-        dfx = math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
-        if dfx == 0:
-            break
-        x -= fx / dfx
-    return x
-
-
-def wilson_interval(pass_count: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    z = _norm_ppf(1 - (1 - confidence) / 2)
-    p_hat = pass_count / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    center = (p_hat + z2 / (2 * n)) / denom
-    margin = (z * math.sqrt(p_hat * (1 - p_hat) / n + z2 / (4 * n * n))) / denom
-    return (max(0.0, center - margin), min(1.0, center + margin))
-
-
-def _quantile(sorted_vals: list[float], q: float) -> float:
-    idx = q * (len(sorted_vals) - 1)
-    lo = int(idx)
-    hi = min(lo + 1, len(sorted_vals) - 1)
-    frac = idx - lo
-    return sorted_vals[lo] * (1 - frac) + sorted_vals[hi] * frac
-
-
-def _cluster_bootstrap_ci(
-    values: list[float], confidence: float, n_boot: int, seed: int
-) -> tuple[float, float]:
-    if min(values) == max(values):
-        m = len(values)
-        return wilson_interval(values[0] * m, m, confidence)
-    rng = random.Random(seed)
-    m = len(values)
-    means = sorted(sum(rng.choice(values) for _ in range(m)) / m for _ in range(n_boot))
-    alpha = 1 - confidence
-    return _quantile(means, alpha / 2), _quantile(means, 1 - alpha / 2)
+# multivon-eval 0.20.0's own helpers, the oracle (tests/upstream_copy.py)
+_norm_ppf = upstream.norm_ppf
+wilson_interval = upstream.wilson_interval
+_quantile = upstream.quantile
+_cluster_bootstrap_ci = upstream.cluster_bootstrap_ci
 
 
 # --- the index stream ---------------------------------------------------------------------

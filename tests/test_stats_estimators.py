@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from math import comb
 
 import numpy as np
 import pytest
+import upstream_copy as upstream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,48 +26,11 @@ from dashboard.stats import (
 Z95 = 1.959963984540054
 
 
-# --- slow, obvious references (upstream's formulas, verbatim) ---------------------------
-
-
-def slow_pass_at_k(n: int, c: int, k: int) -> float:
-    if c == 0:
-        return 0.0
-    if n - c < k:
-        return 1.0
-    return 1.0 - comb(n - c, k) / comb(n, k)
-
-
-def slow_pass_hat_k(n: int, c: int, k: int) -> float:
-    if c < k:
-        return 0.0
-    return comb(c, k) / comb(n, k)
-
-
-def upstream_norm_ppf(p: float) -> float:
-    def cdf(x: float) -> float:
-        return (1 + math.erf(x / math.sqrt(2))) / 2
-
-    p = max(1e-9, min(1 - 1e-9, p))
-    x = 0.0
-    for _ in range(50):
-        fx = cdf(x) - p
-        dfx = math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
-        if dfx == 0:
-            break
-        x -= fx / dfx
-    return x
-
-
-def upstream_wilson(pass_count: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    z = upstream_norm_ppf(1 - (1 - confidence) / 2)
-    p_hat = pass_count / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    center = (p_hat + z2 / (2 * n)) / denom
-    margin = (z * math.sqrt(p_hat * (1 - p_hat) / n + z2 / (4 * n * n))) / denom
-    return (max(0.0, center - margin), min(1.0, center + margin))
+# slow, obvious references: upstream's formulas (tests/upstream_copy.py)
+slow_pass_at_k = upstream.pass_at_k
+slow_pass_hat_k = upstream.pass_hat_k
+upstream_norm_ppf = upstream.norm_ppf
+upstream_wilson = upstream.wilson_interval
 
 
 # --- hand-computed values ---------------------------------------------------------------

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import math
-import random
-from math import comb
 
 import numpy as np
 import pytest
+import upstream_copy as upstream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,89 +20,14 @@ from dashboard.stats import (
     suite_pass_k,
 )
 
-# --- multivon-eval 0.20.0: passk.py and EvalReport._pass_k_result, verbatim in substance ---
-
-
-def _norm_ppf(p: float) -> float:
-    p = max(1e-9, min(1 - 1e-9, p))
-    x = 0.0
-    for _ in range(50):
-        fx = (1 + math.erf(x / math.sqrt(2))) / 2 - p
-        dfx = math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
-        if dfx == 0:
-            break
-        x -= fx / dfx
-    return x
-
-
-def _wilson_interval(pass_count: float, n: int, confidence: float) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    z = _norm_ppf(1 - (1 - confidence) / 2)
-    p_hat = pass_count / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    center = (p_hat + z2 / (2 * n)) / denom
-    margin = (z * math.sqrt(p_hat * (1 - p_hat) / n + z2 / (4 * n * n))) / denom
-    return (max(0.0, center - margin), min(1.0, center + margin))
-
-
-def _pass_at_k(n: int, c: int, k: int) -> float:
-    if c == 0:
-        return 0.0
-    if n - c < k:
-        return 1.0
-    return 1.0 - comb(n - c, k) / comb(n, k)
-
-
-def _pass_hat_k(n: int, c: int, k: int) -> float:
-    if c < k:
-        return 0.0
-    return comb(c, k) / comb(n, k)
-
-
-def _quantile(sorted_vals: list[float], q: float) -> float:
-    idx = q * (len(sorted_vals) - 1)
-    lo = int(idx)
-    hi = min(lo + 1, len(sorted_vals) - 1)
-    frac = idx - lo
-    return sorted_vals[lo] * (1 - frac) + sorted_vals[hi] * frac
-
-
-def _cluster_bootstrap_ci(values, confidence, n_boot, seed):
-    if min(values) == max(values):
-        m = len(values)
-        return _wilson_interval(values[0] * m, m, confidence)
-    rng = random.Random(seed)
-    m = len(values)
-    means = sorted(sum(rng.choice(values) for _ in range(m)) / m for _ in range(n_boot))
-    alpha = 1 - confidence
-    return _quantile(means, alpha / 2), _quantile(means, 1 - alpha / 2)
-
-
-def upstream_pass_k(stats, k, metric, confidence=0.95, n_boot=2000, seed=0):
-    """(value, ci_low, ci_high, runs, unknown_reason) as EvalReport._pass_k_result gives."""
-    if stats:
-        min_n = min(n for n, _ in stats)
-        if k > min_n:
-            hetero = any(n != min_n for n, _ in stats)
-            where = "the shortest-run case (early_stop)" if hetero else "each case"
-            return (
-                None,
-                None,
-                None,
-                min_n,
-                f"UNKNOWN — k={k} exceeds the {min_n} trials of {where}; "
-                f"rerun with --runs >= {k} or pass k <= {min_n}. "
-                f"multivon-eval does not extrapolate.",
-            )
-    else:
-        return None, None, None, 0, "UNKNOWN — no evaluated cases to estimate from."
-    estimator_fn = _pass_at_k if metric == METRIC_PASS_AT_K else _pass_hat_k
-    values = [estimator_fn(n, c, k) for n, c in stats]
-    point = sum(values) / len(values)
-    ci_low, ci_high = _cluster_bootstrap_ci(values, confidence, n_boot, seed)
-    return point, min(ci_low, point), max(ci_high, point), min(n for n, _ in stats), ""
+# multivon-eval 0.20.0's passk.py and EvalReport._pass_k_result (tests/upstream_copy.py)
+_norm_ppf = upstream.norm_ppf
+_wilson_interval = upstream.wilson_interval
+_pass_at_k = upstream.pass_at_k
+_pass_hat_k = upstream.pass_hat_k
+_quantile = upstream.quantile
+_cluster_bootstrap_ci = upstream.cluster_bootstrap_ci
+upstream_pass_k = upstream.pass_k_result
 
 
 def assert_matches_upstream(
