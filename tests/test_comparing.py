@@ -24,7 +24,6 @@ Pairs (evaluated in both): A B C D E F G K M, 9 cases.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,11 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard import cli, comparing
-from dashboard.cli_ci import register
+from dashboard import comparing
 from dashboard.data.catalog import open_catalog
 from dashboard.service import refresh_catalog
 from dashboard.stats import pass_hat_k
@@ -137,29 +136,6 @@ def con(reports: Path) -> Iterator[Any]:
     refresh_catalog(connection, reports)
     yield connection
     connection.close()
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """`relidash ARGV` through cli.main, with gate/compare registered if cli.py does not yet."""
-    build = cli.build_parser
-
-    def parser_with_ci() -> argparse.ArgumentParser:
-        parser = build()
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "compare" not in sub.choices:
-            register(sub)
-        return parser
-
-    original, cli.build_parser = cli.build_parser, parser_with_ci
-    try:
-        try:
-            code = cli.main(argv)
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    finally:
-        cli.build_parser = original
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ---- the ledger --------------------------------------------------------------------------

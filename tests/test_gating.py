@@ -21,7 +21,6 @@ The toy suite's release v1 (5 runs per case):
 
 from __future__ import annotations
 
-import argparse
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
@@ -29,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_cli
 
-from dashboard import cli, gating
-from dashboard.cli_ci import register
+from dashboard import gating
 from dashboard.data.catalog import open_catalog
 from dashboard.service import refresh_catalog
 
@@ -115,29 +114,6 @@ def con(reports: Path) -> Iterator[Any]:
 
 def rule(**kwargs: Any) -> gating.GateRule:
     return gating.make_rule(**kwargs)
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """`relidash ARGV` through cli.main, with gate/compare registered if cli.py does not yet."""
-    build = cli.build_parser
-
-    def parser_with_ci() -> argparse.ArgumentParser:
-        parser = build()
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "gate" not in sub.choices:
-            register(sub)
-        return parser
-
-    original, cli.build_parser = cli.build_parser, parser_with_ci
-    try:
-        try:
-            code = cli.main(argv)
-        except SystemExit as exc:  # argparse's own usage errors
-            code = int(exc.code or 0)
-    finally:
-        cli.build_parser = original
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ---- verdicts ----------------------------------------------------------------------------
