@@ -19,9 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from dashboard import cli, service
+from dashboard.data import ingest
 from dashboard.data.catalog import (
     MEMORY,
     CatalogError,
@@ -30,6 +32,8 @@ from dashboard.data.catalog import (
     resolve_catalog_path,
 )
 from dashboard.data.ingest import IngestResult
+from dashboard.data.queries import execute
+from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -234,13 +238,18 @@ BAD_CONTENTS: dict[str, tuple[Callable[[dict[str, Any]], bytes], str]] = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["json-reader", "strict-first"])
 def bad_load(
-    small_reports: list[Path], baseline: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    small_reports: list[Path],
+    baseline: dict[str, Any],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, dict[str, Any]]:
     """One load of the clean files plus one bad file of every kind (each kind is its own test).
 
-    Loading them together also checks that DuckDB's batch reader isolates every bad file.
+    Loading them together also checks that the batch readers isolate every bad file. Run
+    twice: as small files are (DuckDB's JSON reader), and with every file taking the
+    strict fast path first, as large ones do; the verdicts must not differ.
     """
     root = populate(tmp_path_factory.mktemp("bad") / "reports", small_reports)
     base = read(small_reports[0])
@@ -252,7 +261,10 @@ def bad_load(
     (root / "loop-b.json").symlink_to("loop-a.json")
     (root / "dangling.json").symlink_to("nowhere.json")
     (root / "with-bom.json").write_bytes(b"\xef\xbb\xbf" + small_reports[0].read_bytes())
-    document, _ = load(root)
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "strict-first":
+            patch.setattr(ingest, "STRICT_MIN_BYTES", 0)
+        document, _ = load(root)
     return root, document
 
 
@@ -299,6 +311,25 @@ def test_utf8_with_bom_loads_like_without(
     assert problems_for(document, "with-bom.json") == []
     got = records(document)["with-bom.json"]
     assert numbers(got) == numbers(records(baseline)[small_reports[0].name])
+
+
+def test_strict_fast_path_stages_what_the_json_reader_stages() -> None:
+    """Where the strict path takes a real report, its rows equal DuckDB's JSON reader's."""
+    files = [str(p) for p in fixture_reports() + sorted((REPO / "sample_reports").rglob("*.json"))]
+    con = duckdb.connect()
+    taken = []
+    for path in files:
+        try:
+            execute(con, "stage_reports_strict", files=[path], structure=REPORT_STRUCTURE)
+        except duckdb.InvalidInputException:
+            continue  # a key this version does not write: the reader decides alone
+        fast = con.execute("SELECT * EXCLUDE (maybe_constants) FROM stage").fetchall()
+        size = Path(path).stat().st_size
+        execute(con, "stage_reports", files=[path], columns=REPORT_COLUMNS, max_bytes=size + 1)
+        assert con.execute("SELECT * FROM stage").fetchall() == fast, path
+        taken.append(Path(path).name)
+    # every 0.20 report has every field, so the fast path must take at least those
+    assert {p.name for p in fixture_reports() if "0.20.0" in p.name} <= set(taken), taken
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")

@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,18 +20,23 @@ import duckdb
 from dashboard.data.queries import execute
 from dashboard.data.releases import assign_releases, release_config_digest
 from dashboard.data.scan import (
+    MIB,
     FileEntry,
     FileFacts,
     file_facts,
+    has_constant_literal,
     precheck_file,
     scan_directory,
     strict_json_problem,
 )
-from dashboard.data.schema import REPORT_COLUMNS, REPORT_TABLES
+from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE, REPORT_TABLES
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 BATCH_BYTES = 48 * 1024 * 1024
 BATCH_FILES = 128
+# Files at least this large are parsed by the strict fast path first (stage_reports_strict):
+# where parsing dominates. Smaller ones go straight to DuckDB's JSON reader.
+STRICT_MIN_BYTES = 1 * 1024 * 1024
 
 ProgressFn = Callable[[int, int], None]
 
@@ -66,6 +72,32 @@ def ingest_directory(
     progress: ProgressFn | None = None,
 ) -> IngestResult:
     """Parse new and changed report files into the catalog and drop deleted ones."""
+    with _insertion_order_free(con):
+        return _ingest(con, reports_dir, max_bytes=max_bytes, progress=progress)
+
+
+@contextmanager
+def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Let DuckDB write rows in any order while loading: 3.5x faster nested-column writes.
+
+    Nothing depends on the physical order: case, trial and grader positions are stored
+    as columns, and every query whose order matters says ORDER BY.
+    """
+    before = con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()[0][0]
+    con.execute("SET preserve_insertion_order = false")
+    try:
+        yield
+    finally:
+        con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
+
+
+def _ingest(
+    con: duckdb.DuckDBPyConnection,
+    reports_dir: Path,
+    *,
+    max_bytes: int,
+    progress: ProgressFn | None,
+) -> IngestResult:
     started = time.perf_counter()
     root = reports_dir.resolve()
     _claim_catalog(con, root)
@@ -116,7 +148,11 @@ def ingest_directory(
     # Digests and warning signs are computed one file ahead in a worker thread, so the
     # Python pass over the bytes overlaps DuckDB's parse (which releases the GIL).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        facts_ahead = (f.result() for f in [pool.submit(_facts, e.abspath) for e in candidates])
+        # Large files leave NaN / Infinity to the strict parse (a tenth of the cost there).
+        facts_ahead = (
+            f.result()
+            for f in [pool.submit(_facts, e.abspath, e.size < STRICT_MIN_BYTES) for e in candidates]
+        )
         for batch in _batches(changed_files(facts_ahead)):
             _forget_files(con, [e.path for e, _ in batch if e.path in known])
             parseable: list[tuple[FileEntry, str, int]] = []
@@ -130,8 +166,12 @@ def ingest_directory(
                 else:
                     parseable.append((entry, facts.digest, next_id))
                     next_id += 1
-            if parseable:
-                _parse_batch(con, parseable, max_bytes)
+            large = [p for p in parseable if p[0].size >= STRICT_MIN_BYTES]
+            small = [p for p in parseable if p[0].size < STRICT_MIN_BYTES]
+            if large:
+                _parse_batch(con, large, max_bytes, strict=True)
+            if small:
+                _parse_batch(con, small, max_bytes)
             counts["parsed"] += len(batch)
             if progress:
                 progress(counts["looked"], total)
@@ -224,9 +264,9 @@ def _claim_catalog(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     con.execute("INSERT OR REPLACE INTO meta VALUES ('reports_dir', $d)", {"d": str(root)})
 
 
-def _facts(abspath: str) -> FileFacts:
+def _facts(abspath: str, constants: bool) -> FileFacts:
     try:
-        return file_facts(abspath)
+        return file_facts(abspath, constants=constants)
     except OSError:
         return FileFacts("", False, False)  # precheck_file names the reason
 
@@ -247,9 +287,17 @@ def _batches(
 
 
 def _parse_batch(
-    con: duckdb.DuckDBPyConnection, batch: list[tuple[FileEntry, str, int]], max_bytes: int
+    con: duckdb.DuckDBPyConnection,
+    batch: list[tuple[FileEntry, str, int]],
+    max_bytes: int,
+    *,
+    strict: bool = False,
 ) -> None:
-    """Parse a batch in one read_json call; split it to find the files DuckDB rejects."""
+    """Parse a batch in one statement; split it to find the files DuckDB rejects.
+
+    With `strict`, the fast path: a batch it refuses is tried file by file, and a file it
+    refuses alone is read by DuckDB's JSON reader, whose verdict stands.
+    """
     abspaths = [e.abspath for e, _, _ in batch]
     try:
         con.execute("BEGIN TRANSACTION")
@@ -264,10 +312,19 @@ def _parse_batch(
                 "mtimes": [e.mtime_ns for e, _, _ in batch],
             },
         )
-        execute(
-            con, "stage_reports", files=abspaths, columns=REPORT_COLUMNS, max_bytes=max_bytes + 1
-        )
+        if strict:
+            execute(con, "stage_reports_strict", files=abspaths, structure=REPORT_STRUCTURE)
+        else:
+            execute(
+                con,
+                "stage_reports",
+                files=abspaths,
+                columns=REPORT_COLUMNS,
+                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in batch), max_bytes),
+            )
         rejected = _reject_non_reports(con)
+        if strict:
+            rejected |= _reject_constant_literals(con)
         execute(con, "stage_cases")
         for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
             execute(con, name)
@@ -282,6 +339,19 @@ def _parse_batch(
         con.execute("COMMIT")
     except _DATA_ERRORS as exc:
         con.execute("ROLLBACK")
+        if strict and len(batch) > 1:
+            for item in batch:
+                _parse_batch(con, [item], max_bytes, strict=True)
+            return
+        if strict:  # refused alone: the JSON reader decides, after the exact NaN check
+            entry, digest, _ = batch[0]
+            reason = has_constant_literal(entry.abspath) and strict_json_problem(entry.abspath)
+            if reason:
+                _record_file(con, entry, digest, None)
+                _record_problems(con, [(entry.path, "file", reason)])
+            else:
+                _parse_batch(con, batch, max_bytes)
+            return
         if len(batch) == 1:
             entry, digest, _ = batch[0]
             _record_file(con, entry, digest, None)
@@ -290,6 +360,16 @@ def _parse_batch(
         middle = len(batch) // 2
         _parse_batch(con, batch[:middle], max_bytes)
         _parse_batch(con, batch[middle:], max_bytes)
+
+
+def reader_buffer_bytes(largest: int, limit: int) -> int:
+    """`read_json`'s maximum_object_size for files of at most `largest` bytes.
+
+    DuckDB sizes its read buffers by it: the 256 MiB limit itself doubled the CPU time of
+    a load (most of it in the kernel, mapping memory). Twice the largest file leaves room
+    for a file that grew since it was measured; never above the size limit.
+    """
+    return min(limit, 2 * largest + MIB) + 1
 
 
 def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -309,6 +389,25 @@ def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
             rows.append(
                 (path, "file", "is JSON but not a multivon-eval report: it has no `cases` list")
             )
+    if rows:
+        _record_problems(con, rows)
+        con.execute(
+            "DELETE FROM batch_files WHERE path IN (SELECT unnest($p))", {"p": [r[0] for r in rows]}
+        )
+    return {r[0] for r in rows}
+
+
+def _reject_constant_literals(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Drop staged files that the strict parse saw NaN / Infinity in and that hold such a literal."""
+    flagged = con.execute(
+        "SELECT b.path, b.abspath FROM stage s JOIN batch_files b ON s.filename = b.abspath "
+        "WHERE s.maybe_constants"
+    ).fetchall()
+    rows = [
+        (path, "file", reason)
+        for path, abspath in flagged
+        if (reason := strict_json_problem(abspath))
+    ]
     if rows:
         _record_problems(con, rows)
         con.execute(

@@ -109,40 +109,56 @@ def precheck_file(entry: FileEntry, max_bytes: int) -> str | None:
 class FileFacts:
     digest: str  # SHA-256 of the bytes
     # Cheap signs that need an exact check before DuckDB (which accepts both) reads it:
-    maybe_constants: bool  # the bytes NaN / Infinity occur somewhere
+    maybe_constants: bool | None  # the bytes NaN / Infinity occur; None: not looked for
     maybe_deep: bool  # brackets nest deeper than DEEP_NESTING
 
 
 # Nesting deeper than this is a sign worth an exact check (multivon-eval writes < 20).
 DEEP_NESTING = 200
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
+_CONSTANTS = (b"NaN", b"Infinity")
 
 
-def file_facts(abspath: str) -> FileFacts:
+def file_facts(abspath: str, *, constants: bool = True) -> FileFacts:
     """Digest and warning signs of a file, in one streamed read.
 
     Nesting is estimated from the brackets alone (those inside strings count too, which
     can only raise a false alarm that the exact check then clears); `bytes.translate`
-    keeps the pass at memory speed.
+    keeps the pass at memory speed. Without `constants`, NaN / Infinity are left to the
+    caller (the strict parse looks for them at a tenth of the cost).
     """
     digest = hashlib.sha256()  # SHA-NI: about 2.5x the speed of blake2b here
-    constants = False
+    found = False
     depth = deepest = 0
     tail = b""
     with open(abspath, "rb") as handle:
         while chunk := handle.read(DIGEST_CHUNK):
             digest.update(chunk)
-            if not constants:
-                seam = tail + chunk[:8]  # a literal split across two chunks
-                constants = any(word in chunk or word in seam for word in (b"NaN", b"Infinity"))
+            if constants and not found:
+                found = _has_constant(tail + chunk[:8], chunk)  # also one split by the seam
             tail = chunk[-8:]
-            brackets = np.frombuffer(chunk.translate(None, _NOT_BRACKETS), dtype=np.uint8)
+            # '{' and '[' have bit 1 set, '}' and ']' do not: +1 / -1 without comparisons
+            brackets = np.frombuffer(chunk.translate(None, _NOT_BRACKETS), dtype=np.int8)
             if brackets.size:
-                steps = np.where((brackets == 123) | (brackets == 91), 1, -1)
-                running = depth + np.cumsum(steps)
+                running = depth + np.cumsum((brackets & 2) - 1, dtype=np.int64)
                 deepest = max(deepest, int(running.max()))
                 depth = int(running[-1])
-    return FileFacts(digest.hexdigest(), constants, deepest > DEEP_NESTING)
+    return FileFacts(digest.hexdigest(), found if constants else None, deepest > DEEP_NESTING)
+
+
+def has_constant_literal(abspath: str) -> bool:
+    """Whether the bytes NaN or Infinity occur in the file (a sign, not a verdict)."""
+    tail = b""
+    with open(abspath, "rb") as handle:
+        while chunk := handle.read(DIGEST_CHUNK):
+            if _has_constant(tail + chunk[:8], chunk):
+                return True
+            tail = chunk[-8:]
+    return False
+
+
+def _has_constant(*parts: bytes) -> bool:
+    return any(word in part for part in parts for word in _CONSTANTS)
 
 
 def strict_json_problem(abspath: str) -> str | None:

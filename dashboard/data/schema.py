@@ -8,6 +8,10 @@ the JSON reader skips them instead of materialising them. Numbers that must be w
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from typing import Any
+
 EVALUATOR = "STRUCT(name VARCHAR, score DOUBLE, passed BOOLEAN, reason VARCHAR, metadata JSON)"
 TRIAL = (
     "STRUCT(run_index DOUBLE, attempt DOUBLE, recorded_at VARCHAR, output VARCHAR,"
@@ -35,6 +39,41 @@ REPORT_COLUMNS: dict[str, str] = {
     "provider_evidence": "JSON",
     "cases": f"{CASE}[]",
 }
+
+
+def json_structure(columns: dict[str, str]) -> str:
+    """`read_json` column types as `json_transform_strict`'s structure argument.
+
+    Derived from the one definition above, so both readers always take the same fields
+    with the same types.
+    """
+    return json.dumps({name: _structure_of(kind) for name, kind in columns.items()})
+
+
+def _structure_of(kind: str) -> Any:
+    kind = kind.strip()
+    if kind.endswith("[]"):
+        return [_structure_of(kind[:-2])]
+    if kind.startswith("STRUCT(") and kind.endswith(")"):
+        return {name: _structure_of(inner) for name, inner in _fields(kind[7:-1])}
+    return kind
+
+
+def _fields(body: str) -> Iterator[tuple[str, str]]:
+    """`name TYPE, name TYPE` at the top nesting level of a STRUCT(...) body."""
+    depth, start = 0, 0
+    for i, char in enumerate(body + ","):
+        if char in "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            name, _, kind = body[start:i].strip().partition(" ")
+            yield name.strip('"'), kind
+            start = i + 1
+
+
+REPORT_STRUCTURE = json_structure(REPORT_COLUMNS)
 
 # Only the trials, for reading one case's transcripts back from its file.
 TRIALS_ONLY_COLUMNS: dict[str, str] = {"cases": f"STRUCT(trials {TRIAL}[])[]"}

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from dashboard.data.ingest import reader_buffer_bytes
 from dashboard.data.queries import run_query
 from dashboard.data.schema import TRIALS_ONLY_COLUMNS
 
@@ -52,7 +53,7 @@ def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: i
             file=str(path),
             columns=TRIALS_ONLY_COLUMNS,
             case_idx=case_idx,
-            max_bytes=READ_LIMIT_BYTES,
+            max_bytes=reader_buffer_bytes(size, READ_LIMIT_BYTES),
         )
     except duckdb.Error as exc:
         raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
