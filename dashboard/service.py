@@ -8,8 +8,9 @@ no Altair, no SQL text here.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +64,23 @@ def refresh_catalog(
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: ProgressFn | None = None,
 ) -> IngestResult:
-    """Bring the catalog up to date with the directory and compute metrics for new reports."""
-    result = ingest_directory(con, reports_dir, max_bytes=max_bytes, progress=progress)
-    if compute_pending_metrics(con):
+    """Bring the catalog up to date with the directory and compute metrics for new reports.
+
+    Each parsed batch's metrics are computed in a worker thread while DuckDB parses the
+    next batch (pure numpy; the worker never touches the connection), then stored at once.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead: dict[int, Future[ReportMetrics]] = {}
+
+        def compute_ahead(report_ids: list[int]) -> None:
+            for report, n, c, case_idx in _metric_inputs(con, report_ids):
+                ahead[report.report_id] = pool.submit(report_metrics, report, n, c, case_idx)
+
+        result = ingest_directory(
+            con, reports_dir, max_bytes=max_bytes, progress=progress, on_batch=compute_ahead
+        )
+        ready = {report_id: future.result() for report_id, future in ahead.items()}
+    if compute_pending_metrics(con, ready):
         # The metrics pass may add report warnings (stored blocks that disagree).
         problems = con.execute("SELECT count(*) FROM problems").fetchall()
         result = replace(result, problems=int(problems[0][0]))
@@ -84,14 +99,61 @@ def evaluated_arrays(outcomes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return counted["n"].to_numpy(dtype=np.int64), counted["c"].to_numpy(dtype=np.int64)
 
 
-def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
-    """Metrics, lottery ranks and stored-block checks for reports that lack them."""
+@dataclass(frozen=True)
+class PendingReport:
+    report_id: int
+    file: str
+    runs_per_case: Any
+    stored_pass_at_k: Any
+    stored_pass_hat_k: Any
+
+
+@dataclass(frozen=True)
+class ReportMetrics:
+    """What the metrics pass stores for one report."""
+
+    metric_rows: list[tuple[Any, ...]]  # METRIC_COLUMNS order
+    lottery_rows: list[tuple[int, int, int]]  # (report_id, case_idx, rank)
+    warnings: list[tuple[str, str]]  # (file, reason)
+
+
+def compute_pending_metrics(
+    con: duckdb.DuckDBPyConnection, ready: Mapping[int, ReportMetrics] | None = None
+) -> int:
+    """Metrics, lottery ranks and stored-block checks for reports that lack them.
+
+    `ready` holds results already computed (by `refresh_catalog`'s worker); they are
+    stored as they are, and every other pending report is computed here.
+    """
+    ready = ready or {}
     if not con.execute(
         "SELECT 1 FROM reports WHERE report_id NOT IN (SELECT report_id FROM metrics) LIMIT 1"
     ).fetchall():
         return 0
-    pending = fetch_rows(con, "reports_without_metrics")
-    counts = con.execute(load_query("evaluated_case_counts")).fetchnumpy()
+    pending = fetch_rows(con, "reports_without_metrics", report_ids=None)
+    rest = [int(r["report_id"]) for r in pending if int(r["report_id"]) not in ready]
+    computed = [ready[int(r["report_id"])] for r in pending if int(r["report_id"]) in ready]
+    if rest:
+        computed += [report_metrics(*inputs) for inputs in _metric_inputs(con, rest)]
+    store_report_results(
+        con,
+        [row for m in computed for row in m.metric_rows],
+        [row for m in computed for row in m.lottery_rows],
+        [row for m in computed for row in m.warnings],
+    )
+    return len(pending)
+
+
+def _metric_inputs(
+    con: duckdb.DuckDBPyConnection, report_ids: list[int]
+) -> list[tuple[PendingReport, np.ndarray, np.ndarray, np.ndarray]]:
+    """Each listed report still lacking metrics, with its evaluated cases' n, c and index."""
+    pending = fetch_rows(con, "reports_without_metrics", report_ids=report_ids)
+    if not pending:
+        return []
+    counts = con.execute(
+        load_query("evaluated_case_counts"), {"report_ids": report_ids}
+    ).fetchnumpy()
     report_col = np.asarray(counts["report_id"], dtype=np.int64)
     # rows arrive grouped by report: slice each report's cases out by its bounds
     ids, starts = np.unique(report_col, return_index=True)
@@ -105,29 +167,35 @@ def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
     all_n = np.asarray(counts["n"], dtype=np.int64)
     all_c = np.asarray(counts["c"], dtype=np.int64)
     all_idx = np.asarray(counts["case_idx"], dtype=np.int64)
-    metric_rows: list[tuple[Any, ...]] = []
-    lottery_rows: list[tuple[int, int, int]] = []
-    warnings: list[tuple[str, str]] = []
-    for report in pending:
-        rid = int(report["report_id"])
-        lo, hi = bounds.get(rid, (0, 0))
-        n, c = all_n[lo:hi], all_c[lo:hi]
-        runs_per_case = report["runs_per_case"]
-        results = pass_k_results(n, c, k_max_for(runs_per_case))
-        for per_k in results.values():
-            metric_rows.extend(_metric_row(rid, r) for r in per_k)
-        default_k = 1 if _missing(runs_per_case) else int(runs_per_case)
-        for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1):
-            lottery_rows.append((rid, int(all_idx[lo + idx]), rank))
-        for metric, stored in (
-            (METRIC_PASS_AT_K, report["stored_pass_at_k"]),
-            (METRIC_PASS_HAT_K, report["stored_pass_hat_k"]),
-        ):
-            problem = stored_block_problem(metric, stored, n, c, results[metric])
-            if problem:
-                warnings.append((report["file"], problem))
-    store_report_results(con, metric_rows, lottery_rows, warnings)
-    return len(pending)
+    inputs = []
+    for row in pending:
+        report = PendingReport(**row)
+        lo, hi = bounds.get(report.report_id, (0, 0))
+        inputs.append((report, all_n[lo:hi], all_c[lo:hi], all_idx[lo:hi]))
+    return inputs
+
+
+def report_metrics(
+    report: PendingReport, n: np.ndarray, c: np.ndarray, case_idx: np.ndarray
+) -> ReportMetrics:
+    """One report's metric rows, lottery ranks and stored-block warnings (no I/O)."""
+    rid = report.report_id
+    results = pass_k_results(n, c, k_max_for(report.runs_per_case))
+    metric_rows = [_metric_row(rid, r) for per_k in results.values() for r in per_k]
+    default_k = 1 if _missing(report.runs_per_case) else int(report.runs_per_case)
+    lottery_rows = [
+        (rid, int(case_idx[idx]), rank)
+        for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1)
+    ]
+    warnings = []
+    for metric, stored in (
+        (METRIC_PASS_AT_K, report.stored_pass_at_k),
+        (METRIC_PASS_HAT_K, report.stored_pass_hat_k),
+    ):
+        problem = stored_block_problem(metric, stored, n, c, results[metric])
+        if problem:
+            warnings.append((report.file, problem))
+    return ReportMetrics(metric_rows, lottery_rows, warnings)
 
 
 def _metric_row(report_id: int, r: PassKResult) -> tuple[Any, ...]:

@@ -1,7 +1,8 @@
 -- Trials and passes of the cases that enter the metrics under multivon-eval's rule, for
 -- reports still lacking metrics. One row: one evaluated case, in report then file order.
--- No parameters.
+-- $report_ids: only these reports (a list), or NULL for every such report.
 SELECT report_id, case_idx, n, c
 FROM cases
 WHERE n IS NOT NULL AND report_id NOT IN (SELECT DISTINCT report_id FROM metrics)
+  AND ($report_ids IS NULL OR list_contains($report_ids, report_id))
 ORDER BY report_id, case_idx

@@ -16,8 +16,7 @@ SELECT
             THEN '0.19-0.20'
         WHEN s.schema = 'multivon.report/v2' THEN '0.18'
         WHEN list_contains(coalesce(json_keys(s.summary), []), 'purpose') OR list_contains(coalesce(json_keys(s.summary), []), 'pass_at_k')
-            THEN CASE WHEN coalesce(list_bool_or(list_transform(s.cases, lambda c: list_bool_or(list_transform(c.evaluators, lambda e: e.metadata IS NOT NULL)))), false)
-                      THEN '0.17' ELSE '0.16' END
+            THEN CASE WHEN coalesce(p.graders_have_metadata, false) THEN '0.17' ELSE '0.16' END
         WHEN list_contains(coalesce(json_keys(s.summary), []), 'evaluated') THEN '0.7-0.15'
         WHEN list_contains(coalesce(json_keys(s.summary), []), 'pass_rate_ci_95') THEN '0.5-0.6'
         ELSE '0.4-'
@@ -25,10 +24,15 @@ SELECT
     NOT (list_contains(coalesce(json_keys(s.summary), []), 'purpose') OR list_contains(coalesce(json_keys(s.summary), []), 'pass_at_k')
          OR coalesce(s.schema, '') = 'multivon.report/v2') AS upgraded,
     s.schema,
-    (SELECT min(try_cast(t.recorded_at AS TIMESTAMPTZ))
-     FROM (SELECT unnest(sc.trials) AS t FROM stage_cases AS sc WHERE sc.report_id = b.report_id)) AS recorded_at,
+    p.recorded_at,
     b.mtime_ns,
     s.summary -> '$.pass_at_k' AS stored_pass_at_k,
     s.summary -> '$.pass_hat_k' AS stored_pass_hat_k,
-    (SELECT max(sc.runs) FROM stage_cases AS sc WHERE sc.report_id = b.report_id) AS runs_per_case
+    p.runs_per_case
 FROM stage AS s JOIN batch_files AS b ON s.filename = b.abspath
+LEFT JOIN (
+    SELECT report_id, max(runs) AS runs_per_case, bool_or(graders_have_metadata) AS graders_have_metadata,
+           min(list_min(list_transform(trials, lambda t: try_cast(t.recorded_at AS TIMESTAMPTZ))))
+               AS recorded_at
+    FROM stage_cases GROUP BY report_id
+) AS p ON p.report_id = b.report_id

@@ -1,6 +1,7 @@
 -- Reports whose default-policy metrics are not in the catalog yet. One row: one report.
--- No parameters.
+-- $report_ids: only these reports (a list), or NULL for every such report.
 SELECT report_id, file, runs_per_case, stored_pass_at_k, stored_pass_hat_k
 FROM reports
 WHERE report_id NOT IN (SELECT DISTINCT report_id FROM metrics)
+  AND ($report_ids IS NULL OR list_contains($report_ids, report_id))
 ORDER BY report_id

@@ -87,5 +87,5 @@ SELECT
     len(list_filter(trials, lambda t: t.status IN ('judge_error', 'evaluator_error'))) AS other_errors,
     score, model_error, judge_error, evaluator_error, tags,
     to_json(evaluators) AS evaluators, len(trials) AS n_trials, excluded_reason,
-    trials
+    trials, list_bool_or(list_transform(evaluators, lambda e: e.metadata IS NOT NULL)) AS graders_have_metadata
 FROM judged

@@ -559,6 +559,33 @@ def test_second_load_parses_nothing(reports_dir: Path, file_catalog: Callable[[P
     assert service.summary_json(con) == document
 
 
+def test_metrics_computed_during_the_load_equal_those_computed_after(reports_dir: Path) -> None:
+    """refresh_catalog computes each batch's metrics while the next parses; same rows."""
+    sample = REPO / "sample_reports"
+    tables = []
+    for during_load in (True, False):
+        con = open_catalog(MEMORY)
+        if during_load:
+            service.refresh_catalog(con, sample)
+        else:
+            ingest.ingest_directory(con, sample)
+            assert service.compute_pending_metrics(con) > 0
+        tables.append(
+            [
+                con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+                for table in ("metrics", "problems")
+            ]
+            + [
+                con.execute(
+                    "SELECT report_id, case_idx, lottery_rank FROM cases ORDER BY ALL"
+                ).fetchall()
+            ]
+        )
+        con.close()
+    assert tables[0] == tables[1]
+    assert len(tables[0][0]) > 100  # metric rows
+
+
 def test_touched_but_unchanged_file_is_not_parsed(
     reports_dir: Path, small_reports: list[Path], file_catalog: Callable[[Path], Any]
 ) -> None:

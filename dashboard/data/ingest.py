@@ -39,6 +39,7 @@ BATCH_FILES = 128
 STRICT_MIN_BYTES = 1 * 1024 * 1024
 
 ProgressFn = Callable[[int, int], None]
+BatchFn = Callable[[list[int]], None]
 
 # What a bad file can make DuckDB raise. Anything else (a binder or parser error) is a
 # bug in relidash's SQL and must surface, not be blamed on the user's files.
@@ -70,10 +71,15 @@ def ingest_directory(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: ProgressFn | None = None,
+    on_batch: BatchFn | None = None,
 ) -> IngestResult:
-    """Parse new and changed report files into the catalog and drop deleted ones."""
+    """Parse new and changed report files into the catalog and drop deleted ones.
+
+    `on_batch` gets the report ids of each batch once it is committed (a file refused in
+    the batch has no row in `reports` under its id).
+    """
     with _insertion_order_free(con):
-        return _ingest(con, reports_dir, max_bytes=max_bytes, progress=progress)
+        return _ingest(con, reports_dir, max_bytes=max_bytes, progress=progress, on_batch=on_batch)
 
 
 @contextmanager
@@ -97,6 +103,7 @@ def _ingest(
     *,
     max_bytes: int,
     progress: ProgressFn | None,
+    on_batch: BatchFn | None,
 ) -> IngestResult:
     started = time.perf_counter()
     root = reports_dir.resolve()
@@ -172,6 +179,8 @@ def _ingest(
                 _parse_batch(con, large, max_bytes, strict=True)
             if small:
                 _parse_batch(con, small, max_bytes)
+            if on_batch and parseable:
+                on_batch([report_id for _, _, report_id in parseable])
             counts["parsed"] += len(batch)
             if progress:
                 progress(counts["looked"], total)
