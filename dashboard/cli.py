@@ -16,7 +16,12 @@ from typing import Any, TextIO
 
 from dashboard import service, simulate
 from dashboard.cli_ci import register as register_ci_commands
-from dashboard.data.catalog import CatalogError, open_catalog, resolve_catalog_path
+from dashboard.data.catalog import (
+    CatalogError,
+    open_catalog,
+    resolve_catalog_path,
+    settle_catalog,
+)
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -94,6 +99,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None) -> Any:
     result = service.refresh_catalog(
         con, directory, max_bytes=int(args.max_file_mb * 1024 * 1024), progress=bar.update
     )
+    settle_catalog(con)
     bar.finish(
         f"{result.files} report files: {result.parsed} parsed, {result.unchanged} unchanged, "
         f"{result.removed} removed, {result.problems} problems ({result.seconds:.2f} s)"
@@ -132,6 +138,7 @@ class ProgressBar:
 def cmd_summary(args: argparse.Namespace) -> int:
     con = load(args)
     text = service.summary_text(con, by=args.by)
+    settle_catalog(con)  # the entries it stored
     if args.json and not sys.stdout.isatty():
         sys.stdout.write(text + "\n")  # compact in a pipe: what tools read
         return EXIT_OK

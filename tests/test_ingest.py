@@ -23,7 +23,7 @@ import duckdb
 import pytest
 
 from dashboard import cli, service
-from dashboard.data import ingest
+from dashboard.data import catalog, ingest
 from dashboard.data.catalog import (
     MEMORY,
     CatalogError,
@@ -707,6 +707,26 @@ def test_file_catalog_survives_reopen(
     again = service.refresh_catalog(con, reports_dir)
     assert (again.parsed, again.unchanged) == (0, first.files)
     assert service.summary_json(con) == document
+
+
+@pytest.mark.parametrize("log_limit", [0, 1 << 40])
+def test_settled_or_logged_changes_survive_reopen(
+    reports_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_limit: int
+) -> None:
+    """Exit does not checkpoint; settle_catalog does past its limit. Either way nothing is lost."""
+    monkeypatch.setattr(catalog, "CHECKPOINT_LOG_BYTES", log_limit)
+    location = str(tmp_path / "catalog.duckdb")
+    con = open_catalog(location)
+    service.refresh_catalog(con, reports_dir)
+    document = service.summary_json(con)
+    catalog.settle_catalog(con)
+    con.close()
+    log = Path(location + ".wal")
+    assert (log.exists() and log.stat().st_size > 0) is (log_limit > 0)
+    con = open_catalog(location)
+    assert service.refresh_catalog(con, reports_dir).parsed == 0
+    assert service.summary_json(con) == document
+    con.close()
 
 
 def test_catalog_inside_reports_dir_is_refused(

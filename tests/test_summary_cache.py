@@ -1,5 +1,5 @@
-"""The stored summary (whole document per catalog version, one entry per report) always
-equals the document built from scratch, across loads that change files and releases."""
+"""The stored summary (one entry per report; the by-release document per catalog version)
+always equals the document built from scratch, across loads that change files and releases."""
 
 from __future__ import annotations
 
@@ -13,8 +13,15 @@ from dashboard.data.catalog import open_catalog
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def fresh(con: object) -> str:
-    return json.dumps(service.summary_json(con), ensure_ascii=False)  # type: ignore[arg-type]
+def fresh(con: object, by: str = "file") -> str:
+    return json.dumps(service.summary_json(con, by), ensure_ascii=False)  # type: ignore[arg-type]
+
+
+def both(con: object) -> tuple[str, str]:
+    """Both groupings as stored, after checking each against a fresh build."""
+    texts = service.summary_text(con, "file"), service.summary_text(con, "release")  # type: ignore[arg-type]
+    assert texts == (fresh(con), fresh(con, "release"))
+    return texts
 
 
 def test_stored_summary_tracks_every_change(tmp_path: Path) -> None:
@@ -22,24 +29,22 @@ def test_stored_summary_tracks_every_change(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "sample_reports", reports)
     con = open_catalog(str(tmp_path / "catalog.duckdb"))
     service.refresh_catalog(con, reports)
-    first = service.summary_text(con)
-    assert first == fresh(con)
+    first = both(con)
 
     service.refresh_catalog(con, reports)  # nothing changed: the stored text is reused
-    assert service.summary_text(con) == first
+    assert both(con) == first
 
     changed = next(reports.glob("code-agent/*v1.9.0.json"))
     data = json.loads(changed.read_text())
     data["cases"] = data["cases"][:-3]
     changed.write_text(json.dumps(data))
     service.refresh_catalog(con, reports)
-    second = service.summary_text(con)
-    assert second == fresh(con) and second != first
+    second = both(con)
+    assert second[0] != first[0] and second[1] != first[1]
 
     (reports / "relidash.toml").write_text('[releases]\nkey = "file_stem"\n')
     service.refresh_catalog(con, reports)
-    third = service.summary_text(con)
-    assert third == fresh(con)
+    third, _ = both(con)
     assert {r["release"] for r in json.loads(third)["reports"]} == {
         p.stem for p in reports.rglob("*.json")
     }

@@ -18,6 +18,8 @@ from dashboard.data.queries import execute
 
 SCHEMA_VERSION = "5"
 MEMORY = ":memory:"
+# A load that leaves more than this in the write-ahead log is checkpointed at once.
+CHECKPOINT_LOG_BYTES = 8 * 1024 * 1024
 
 
 class CatalogError(Exception):
@@ -66,12 +68,36 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         con, layout_ok = _discard(location), False
     except duckdb.Error:
         con, layout_ok = _discard(location), False
+    if location != MEMORY:
+        # Small changes stay in the write-ahead log until DuckDB's own threshold (or
+        # settle_catalog) checkpoints them: saving at every exit rewrote the large tables'
+        # last row groups, 0.2 s of a one-changed-file summary over 2,000 reports.
+        con.execute("PRAGMA disable_checkpoint_on_shutdown")
     if not layout_ok:
         _drop_everything(con)
     execute(con, "catalog_schema")
     execute(con, "catalog_macros")
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": SCHEMA_VERSION})
+    stored = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    if stored != [(SCHEMA_VERSION,)]:  # written once, not at every open
+        con.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": SCHEMA_VERSION}
+        )
     return con
+
+
+def settle_catalog(con: duckdb.DuckDBPyConnection) -> None:
+    """Checkpoint after a load that left a large log: the next start would replay it."""
+    (location,) = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()[0]
+    if location is None:  # in memory
+        return
+    try:
+        logged = os.stat(location + ".wal").st_size
+    except OSError:
+        return
+    if logged > CHECKPOINT_LOG_BYTES:
+        con.execute("CHECKPOINT")
 
 
 def _layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:

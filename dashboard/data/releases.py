@@ -16,12 +16,13 @@ Reading the file is the only access to the reports directory here; nothing is wr
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -76,8 +77,10 @@ def natural_key(label: str) -> tuple[tuple[int, int, str], ...]:
 
 def release_label(row: dict[str, Any], key: str) -> tuple[str, str]:
     """(release, where it came from) for one report row."""
-    stem = PurePosixPath(row["file"]).stem
-    directory = str(PurePosixPath(row["file"]).parent)
+    # string functions, not PurePosixPath: this runs for every report on every load
+    directory, name = posixpath.split(row["file"])
+    stem = posixpath.splitext(name)[0]
+    directory = directory or "."
     choices = {
         "target_version": row["target_version"],
         "model": row["model"],
@@ -120,12 +123,14 @@ def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
             {"f": CONFIG_NAME, "r": config.problem},
         )
     cursor = con.execute(
-        "SELECT report_id, file, suite, model, target_version, recorded_at FROM reports"
+        "SELECT report_id, file, suite, model, target_version, recorded_at, release, "
+        "release_source, release_rank FROM reports"
     )
     columns = [d[0] for d in cursor.description or []]
     rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
     if not rows:
         return
+    before = {r["report_id"]: (r["release"], r["release_source"], r["release_rank"]) for r in rows}
     by_suite: dict[str, list[tuple[str, datetime | None]]] = {}
     for row in rows:
         row["release"], row["release_source"] = release_label(row, config.key)
@@ -135,6 +140,16 @@ def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
         for suite, reports in by_suite.items()
         for rank, release in enumerate(order_releases(reports, config.order), start=1)
     }
+    for row in rows:
+        row["release_rank"] = ranks[(row["suite"], row["release"])]
+    # only rows that moved: an update rewrites what it touches when the catalog is saved
+    rows = [
+        r
+        for r in rows
+        if before[r["report_id"]] != (r["release"], r["release_source"], r["release_rank"])
+    ]
+    if not rows:
+        return
     # plain rows and bound lists: no DataFrame, so a load that changed one file stays fast
     con.execute(
         "UPDATE reports SET release = u.release, release_source = u.source, "
@@ -145,6 +160,6 @@ def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
             "ids": [r["report_id"] for r in rows],
             "releases": [r["release"] for r in rows],
             "sources": [r["release_source"] for r in rows],
-            "ranks": [ranks[(r["suite"], r["release"])] for r in rows],
+            "ranks": [r["release_rank"] for r in rows],
         },
     )

@@ -41,25 +41,28 @@ class FileProblem:
 
 
 def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
-    """Every `*.json` under root (recursively, not following directory symlinks)."""
+    """Every `*.json` under root (recursively, not following directory symlinks).
+
+    Plain strings and os calls, not Path objects: a warm start walks thousands of files.
+    """
     entries: list[FileEntry] = []
     problems: list[FileProblem] = []
     now_ns = time.time_ns()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=None):
+    top = os.path.abspath(root)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=None):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        here = Path(dirpath)
+        relative_dir = os.path.relpath(dirpath, top)
+        prefix = "" if relative_dir == "." else relative_dir.replace(os.sep, "/") + "/"
         for name in dirnames:
             if name.endswith(".json"):
-                problems.append(
-                    FileProblem(_rel(here / name, root), "is a directory, not a report file")
-                )
+                problems.append(FileProblem(prefix + name, "is a directory, not a report file"))
         for name in sorted(filenames):
             if not name.endswith(".json") or name.startswith("."):
                 continue
-            full = here / name
-            rel = _rel(full, root)
+            full = os.path.join(dirpath, name)
+            rel = prefix + name
             try:
-                st = full.stat()
+                st = os.stat(full)
             except OSError as exc:
                 problems.append(FileProblem(rel, _os_reason(exc)))
                 continue
@@ -70,7 +73,7 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
                 problems.append(FileProblem(rel, "is not a regular file"))
                 continue
             racy = (now_ns - st.st_mtime_ns) < RACY_SECONDS * 1e9
-            entries.append(FileEntry(rel, str(full.absolute()), st.st_size, st.st_mtime_ns, racy))
+            entries.append(FileEntry(rel, full, st.st_size, st.st_mtime_ns, racy))
     return entries, problems
 
 
@@ -180,10 +183,6 @@ def strict_json_problem(abspath: str) -> str | None:
     except OSError as exc:
         return _os_reason(exc)
     return None
-
-
-def _rel(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()
 
 
 def _os_reason(exc: OSError) -> str:

@@ -15,7 +15,13 @@ from pathlib import Path
 
 import duckdb
 
-from dashboard.data.catalog import MEMORY, SCHEMA_VERSION, CatalogError, open_catalog
+from dashboard.data.catalog import (
+    MEMORY,
+    SCHEMA_VERSION,
+    CatalogError,
+    open_catalog,
+    settle_catalog,
+)
 from dashboard.data.ingest import IngestResult, catalog_version, directory_changed
 
 BUSY_RETRY_SECONDS = 30.0
@@ -52,6 +58,7 @@ class ServedCatalog:
             try:
                 self.last_result = load(writer)
                 version = catalog_version(writer)
+                settle_catalog(writer)
             finally:
                 writer.close()
             if version != self.version or self._memory is None:
