@@ -135,6 +135,11 @@ def case_trials(version: int, report_id: int, case_idx: int) -> pd.DataFrame:
     return views.case_trials(catalog().cursor(), report_id, case_idx)
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def case_text(version: int, report_id: int, case_idx: int) -> dict[str, Any]:
+    return views.case_text(catalog().cursor(), report_id, case_idx)
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
 def gate_table(
     version: int,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from dashboard import service
 from dashboard.data.queries import run_query
-from dashboard.data.transcripts import read_case_trials
+from dashboard.data.transcripts import read_case_text, read_case_trials
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -454,6 +454,11 @@ def case_detail(
 def case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
     """The case's trials, read from its report file (TranscriptUnavailable if it changed)."""
     return read_case_trials(con, report_id, case_idx)
+
+
+def case_text(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> dict[str, Any]:
+    """The case's last output and graders (JSON text), read from its report file."""
+    return read_case_text(con, report_id, case_idx)
 
 
 def case_link_key(case_id: Any, case_idx: int) -> str:

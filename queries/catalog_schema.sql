@@ -19,10 +19,10 @@ CREATE TABLE IF NOT EXISTS reports (
 -- trial_passes and other_errors count trials (0.18+) that ended in a model error or
 -- timeout, that passed, and that ended in a judge or evaluator error.
 CREATE TABLE IF NOT EXISTS cases (
-    report_id INTEGER, case_idx INTEGER, case_id VARCHAR, input VARCHAR, output VARCHAR,
+    report_id INTEGER, case_idx INTEGER, case_id VARCHAR, input VARCHAR,
     status VARCHAR, stored_status VARCHAR, runs INTEGER, pass_count INTEGER,
     n INTEGER, c INTEGER, agent_errors INTEGER, trial_passes INTEGER, other_errors INTEGER, score DOUBLE, model_error VARCHAR,
-    judge_error VARCHAR, evaluator_error VARCHAR, tags VARCHAR[], evaluators JSON,
+    judge_error VARCHAR, evaluator_error VARCHAR, tags VARCHAR[],
     n_trials INTEGER, lottery_rank INTEGER, excluded_reason VARCHAR,
     PRIMARY KEY (report_id, case_idx)
 );

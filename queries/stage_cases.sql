@@ -13,7 +13,7 @@ WITH raw AS (
 ),
 flat AS (
     SELECT
-        report_id, case_idx, c.case_id, c.input, c.output,
+        report_id, case_idx, c.case_id, c.input,
         c.status AS stored_status, c.passed AS stored_passed,
         coalesce(c.skipped, false) AS skipped,
         c.model_error, c.judge_error, c.evaluator_error,
@@ -75,7 +75,7 @@ judged AS (
     FROM counted
 )
 SELECT
-    report_id, case_idx, case_id, input, output, status, stored_status,
+    report_id, case_idx, case_id, input, status, stored_status,
     CAST(runs_raw AS INTEGER) AS runs, CAST(pass_count_num AS INTEGER) AS pass_count,
     CASE WHEN excluded_reason IS NULL AND status IN ('passed', 'failed_quality')
          THEN CASE WHEN runs_raw > 1 THEN CAST(runs_raw AS INTEGER) ELSE 1 END END AS n,
@@ -86,6 +86,6 @@ SELECT
     len(list_filter(trials, lambda t: t.status = 'passed')) AS trial_passes,
     len(list_filter(trials, lambda t: t.status IN ('judge_error', 'evaluator_error'))) AS other_errors,
     score, model_error, judge_error, evaluator_error, tags,
-    to_json(evaluators) AS evaluators, len(trials) AS n_trials, excluded_reason,
+    len(trials) AS n_trials, excluded_reason,
     trials, list_bool_or(list_transform(evaluators, lambda e: e.metadata IS NOT NULL)) AS graders_have_metadata
 FROM judged

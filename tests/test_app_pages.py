@@ -353,7 +353,9 @@ def test_lottery_unknown_case_warns(at: AppTest, catalog: Any) -> None:
     assert at.html, "the first lottery case should still be shown"
 
 
-def test_lottery_k_and_release_change_the_table(at: AppTest, catalog: Any) -> None:
+def test_lottery_k_and_release_change_the_table(
+    at: AppTest, catalog: Any, shared_reports: Path
+) -> None:
     suite, release, _ = trials_release(catalog)
     run(at)
     link(at, suite=suite, release=release)
@@ -374,6 +376,14 @@ def test_lottery_k_and_release_change_the_table(at: AppTest, catalog: Any) -> No
         said = warnings(at)
         if any("keeps only the last run's output" in w for w in said):
             assert not at.html
+            # the last run's output, read back from the file
+            shown = views.lottery_table(
+                catalog, overview, suite, rel.report_id, at.selectbox(key="lottery_k").value
+            )
+            chosen = views.find_case(shown, at.selectbox(key="lottery_case").value)
+            case_idx = int(chosen.iloc[0]["case_idx"])
+            data = json.loads((shared_reports / rel.file).read_text())
+            assert [c.value for c in at.code][-1] == data["cases"][case_idx - 1]["output"]
             break
     else:
         pytest.skip(f"no pre-0.18 release of {suite} has a lottery case")

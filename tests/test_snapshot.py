@@ -11,7 +11,7 @@ import pytest
 
 from dashboard import cli, service
 from dashboard.data.snapshot import ServedCatalog
-from dashboard.data.transcripts import TranscriptUnavailable, read_case_trials
+from dashboard.data.transcripts import TranscriptUnavailable, read_case_text, read_case_trials
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WITH_TRIALS = "mv-0.20.0_early-stop_runs8.json"
@@ -86,6 +86,28 @@ def test_transcripts_come_from_the_file(served: ServedCatalog) -> None:
         "evaluator_error",
         "skipped",
     }
+
+
+def test_case_output_and_graders_come_from_the_file(served: ServedCatalog) -> None:
+    import json
+
+    for name in ("mv-0.15.2_early-stop_runs8.json", WITH_TRIALS):
+        (report_id,) = (
+            served.cursor()
+            .execute("SELECT report_id FROM reports WHERE file = $f", {"f": name})
+            .fetchall()[0]
+        )
+        data = json.loads((served.reports_dir / name).read_text())
+        for case_idx, case in enumerate(data["cases"], start=1):
+            text = read_case_text(served.cursor(), report_id, case_idx)
+            assert text["output"] == case["output"]
+            graders = json.loads(text["evaluators"])
+            assert [g["name"] for g in graders] == [e["name"] for e in case["evaluators"]]
+            assert [g["reason"] for g in graders] == [e.get("reason") for e in case["evaluators"]]
+        assert read_case_text(served.cursor(), report_id, len(data["cases"]) + 1)["output"] is None
+    (served.reports_dir / name).write_text("{}")
+    with pytest.raises(TranscriptUnavailable, match="changed since it was loaded"):
+        read_case_text(served.cursor(), report_id, 1)
 
 
 def test_a_changed_report_file_is_never_misread(served: ServedCatalog) -> None:

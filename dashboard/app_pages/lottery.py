@@ -92,17 +92,20 @@ if detail["n_trials"]:
         unavailable = str(exc)
 if trials.empty:
     if unavailable:
-        st.warning(
-            f"The trials of this case cannot be shown: {unavailable}. Its last stored output:"
-        )
-    else:
-        st.warning(
-            f"This report was written by multivon-eval {detail['format']}, which keeps only the last "
-            "run's output and no per-trial verdicts (trials are saved from 0.18 on). Passing and "
-            "failing transcripts cannot be compared; here is what the file holds."
-        )
-    st.code(detail["output"] or "", language=None, wrap_lines=True)
-    graders = pd.DataFrame(json.loads(detail["evaluators"] or "[]"))
+        st.warning(f"The trials of this case cannot be shown: {unavailable}.")
+        st.stop()
+    st.warning(
+        f"This report was written by multivon-eval {detail['format']}, which keeps only the last "
+        "run's output and no per-trial verdicts (trials are saved from 0.18 on). Passing and "
+        "failing transcripts cannot be compared; here is what the file holds."
+    )
+    try:
+        text = app_state.case_text(version, report_id, case_idx)
+    except TranscriptUnavailable as exc:
+        st.warning(f"Its output cannot be shown: {exc}.")
+        st.stop()
+    st.code(text["output"] or "", language=None, wrap_lines=True)
+    graders = pd.DataFrame(json.loads(text["evaluators"] or "[]"))
     if not graders.empty:
         st.dataframe(graders, hide_index=True, width="stretch")
     st.stop()

@@ -24,8 +24,11 @@ TRIAL_OUTCOME = (
     "STRUCT(run_index DOUBLE, attempt DOUBLE, status VARCHAR, recorded_at VARCHAR,"
     " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, latency_ms DOUBLE)"
 )
+# A case's output and graders' verdicts are text the pages show for one case at a time:
+# read back from the file (CASE_TEXT_COLUMNS), not kept. Graders are parsed here only
+# for the upstream status rule (a case whose every grader skipped is skipped).
 CASE = (
-    "STRUCT(input VARCHAR, output VARCHAR, case_id VARCHAR, status VARCHAR,"
+    "STRUCT(input VARCHAR, case_id VARCHAR, status VARCHAR,"
     " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, skipped BOOLEAN,"
     " passed BOOLEAN, score DOUBLE, run_pass_rate DOUBLE, runs DOUBLE, pass_count DOUBLE,"
     f" tags VARCHAR[], evaluators {EVALUATOR}[], trials {TRIAL_OUTCOME}[])"
@@ -77,6 +80,8 @@ REPORT_STRUCTURE = json_structure(REPORT_COLUMNS)
 
 # Only the trials, for reading one case's transcripts back from its file.
 TRIALS_ONLY_COLUMNS: dict[str, str] = {"cases": f"STRUCT(trials {TRIAL}[])[]"}
+# Only the last run's output and the graders, for one case of a report without trials.
+CASE_TEXT_COLUMNS: dict[str, str] = {"cases": f"STRUCT(output VARCHAR, evaluators {EVALUATOR}[])[]"}
 
 # Tables holding rows keyed by report_id, cleared when a report file changes or goes.
 REPORT_TABLES = ("report_records", "metrics", "trials", "case_tags", "cases", "reports")

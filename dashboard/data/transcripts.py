@@ -1,20 +1,21 @@
-"""Trial transcripts, read from the report file for the one case being shown.
+"""Trial transcripts and case text, read from the report file for the one case being shown.
 
-The catalog keeps what pages need to list and rank cases; transcripts and evidence (most
-of a 0.19+ report's bytes) stay in the file and are parsed on demand. The path comes from
-the catalog's own record of the directory walk, never from report content.
+The catalog keeps what pages need to list and rank cases; transcripts, outputs, graders'
+reasons and evidence (most of a report's bytes) stay in the file and are parsed on
+demand. The path comes from the catalog's own record of the directory walk, never from
+report content.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from dashboard.data.ingest import reader_buffer_bytes
-from dashboard.data.queries import run_query
-from dashboard.data.schema import TRIALS_ONLY_COLUMNS
+from dashboard.data.queries import fetch_rows, run_query
+from dashboard.data.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,6 +28,40 @@ class TranscriptUnavailable(Exception):
 
 
 def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
+    """The case's recorded trials (0.18+), in run order."""
+    path, relative, size = _report_file(con, report_id)
+    try:
+        return run_query(
+            con,
+            "case_trials",
+            file=str(path),
+            columns=TRIALS_ONLY_COLUMNS,
+            case_idx=case_idx,
+            max_bytes=reader_buffer_bytes(size, READ_LIMIT_BYTES),
+        )
+    except duckdb.Error as exc:
+        raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
+
+
+def read_case_text(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> dict[str, Any]:
+    """The case's stored output (the last run's) and its graders' verdicts as JSON text."""
+    path, relative, size = _report_file(con, report_id)
+    try:
+        rows = fetch_rows(
+            con,
+            "case_text",
+            file=str(path),
+            columns=CASE_TEXT_COLUMNS,
+            case_idx=case_idx,
+            max_bytes=reader_buffer_bytes(size, READ_LIMIT_BYTES),
+        )
+    except duckdb.Error as exc:
+        raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
+    return rows[0] if rows else {"output": None, "evaluators": None}
+
+
+def _report_file(con: duckdb.DuckDBPyConnection, report_id: int) -> tuple[Path, str, int]:
+    """(absolute path, path as listed, size) of the report's file, unchanged since loaded."""
     rows = con.execute(
         "SELECT m.value, f.path, f.size, f.mtime_ns FROM files f, meta m "
         "WHERE m.key = 'reports_dir' AND f.report_id = $r",
@@ -46,14 +81,4 @@ def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: i
         ) from exc
     if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns):
         raise TranscriptUnavailable(f"{relative} changed since it was loaded; reload the reports")
-    try:
-        return run_query(
-            con,
-            "case_trials",
-            file=str(path),
-            columns=TRIALS_ONLY_COLUMNS,
-            case_idx=case_idx,
-            max_bytes=reader_buffer_bytes(size, READ_LIMIT_BYTES),
-        )
-    except duckdb.Error as exc:
-        raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
+    return path, relative, size
