@@ -263,28 +263,28 @@ def metric_deltas(pairs: Sequence[LedgerEntry], k: int) -> tuple[MetricDelta, ..
         (DELTA_KEYS[1], METRIC_PASS_AT_K, k),
         (DELTA_KEYS[2], METRIC_PASS_HAT_K, k),
     )
+    return tuple(metric_delta(pairs, key, metric, kk) for key, metric, kk in specs)
+
+
+def metric_delta(pairs: Sequence[LedgerEntry], key: str, metric: str, k: int) -> MetricDelta:
+    """One metric's change over the pairs at k, with its paired bootstrap CI."""
     if not pairs:
-        reason = "UNKNOWN — no case is evaluated in both releases."
-        return tuple(
-            MetricDelta(key, metric, kk, None, None, None, reason) for key, metric, kk in specs
+        return MetricDelta(
+            key, metric, k, None, None, None, "UNKNOWN — no case is evaluated in both releases."
         )
     n_base, c_base, n_head, c_head = _pair_counts(pairs)
     shortest = int(min(n_base.min(), n_head.min()))
-    out = []
-    for key, metric, kk in specs:
-        if kk > shortest:
-            reason = (
-                f"UNKNOWN — k={kk} exceeds the {shortest} trials of the shortest-run matched "
-                f"case; pass k <= {shortest}. multivon-eval does not extrapolate."
-            )
-            out.append(MetricDelta(key, metric, kk, None, None, None, reason))
-            continue
-        estimator = pass_hat_k if metric == METRIC_PASS_HAT_K else pass_at_k
-        before = np.atleast_1d(estimator(n_base, c_base, kk))
-        after = np.atleast_1d(estimator(n_head, c_head, kk))
-        delta = paired_bootstrap_ci(before, after, CONFIDENCE, N_BOOT, SEED)
-        out.append(MetricDelta(key, metric, kk, float(before.mean()), float(after.mean()), delta))
-    return tuple(out)
+    if k > shortest:
+        reason = (
+            f"UNKNOWN — k={k} exceeds the {shortest} trials of the shortest-run matched "
+            f"case; pass k <= {shortest}. multivon-eval does not extrapolate."
+        )
+        return MetricDelta(key, metric, k, None, None, None, reason)
+    estimator = pass_hat_k if metric == METRIC_PASS_HAT_K else pass_at_k
+    before = np.atleast_1d(estimator(n_base, c_base, k))
+    after = np.atleast_1d(estimator(n_head, c_head, k))
+    delta = paired_bootstrap_ci(before, after, CONFIDENCE, N_BOOT, SEED)
+    return MetricDelta(key, metric, k, float(before.mean()), float(after.mean()), delta)
 
 
 def compare_cases(

@@ -306,6 +306,22 @@ def _count(x: Any) -> int | None:
     return None if _missing(x) else int(x)
 
 
+def stored_pass_k(
+    con: duckdb.DuckDBPyConnection, report_ids: list[int]
+) -> dict[tuple[int, str, int], PassKResult]:
+    """The default-policy results the load stored, by (report_id, metric, k).
+
+    Equal to suite_pass_k over the reports' evaluated cases (the load computed them so),
+    so pages under the default policy read them instead of estimating again.
+    """
+    return {
+        (rid, metric, k): PassKResult(k, metric, value, low, high, n_cases, runs, method, reason)
+        for rid, metric, k, value, low, high, method, n_cases, runs, reason in con.execute(
+            load_query("report_metrics"), {"report_ids": report_ids}
+        ).fetchall()
+    }
+
+
 def report_records(
     con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:

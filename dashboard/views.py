@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard import service
-from dashboard.data.queries import run_query
+from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.transcripts import read_case_text, read_case_trials
 from dashboard.stats import (
     METRIC_PASS_AT_K,
@@ -105,32 +105,52 @@ def release_table(
     k: int,
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
-    """One row per release of `suite`: counts, pass@1, pass@k, pass^k with CIs, envelope, change."""
-    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
-    by_report = dict(tuple(cases.groupby("report_id", sort=False)))
+    """One row per release of `suite`: counts, pass@1, pass@k, pass^k with CIs, envelope, change.
+
+    The first page a server shows: plain rows rather than DataFrame work per release, and
+    the load's stored estimates under the default policy.
+    """
+    releases = suite_releases(overview, suite)
+    shown = set(releases["report_id"].tolist())
+    by_report: dict[Any, list[dict[str, Any]]] = {}
+    for case in fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors):
+        if case["report_id"] in shown:
+            by_report.setdefault(case["report_id"], []).append(case)
+    # the load stored every k of the default policy; other policies are estimated here
+    stored = {} if count_agent_errors else service.stored_pass_k(con, sorted(shown))
     rows = []
     for rel in releases.itertuples(index=False):
-        group = by_report.get(rel.report_id, cases.iloc[0:0])
-        n, c = service.evaluated_arrays(group)
+        rid = int(rel.report_id)
+        cases = by_report.get(rel.report_id, [])
+        evaluated = [case for case in cases if not _missing(case["n"])]
+        n = np.array([case["n"] for case in evaluated], dtype=np.int64)
+        c = np.array([case["c"] for case in evaluated], dtype=np.int64)
+
+        def estimate(k: int, metric: str, rid: int = rid, n: Any = n, c: Any = c) -> PassKResult:
+            hit = stored.get((rid, metric, k))
+            return hit if hit is not None else _estimate(n, c, k, metric)
+
         row: dict[str, Any] = {
             "release": rel.release,
             "release_rank": int(rel.release_rank),
-            "report_id": int(rel.report_id),
+            "report_id": rid,
             "file": rel.file,
             "format": rel.format,
             "upgraded": bool(rel.upgraded),
-            "cases_evaluated": int(len(n)),
+            "cases_evaluated": len(evaluated),
             # Under the agent-errors policy an errored case that now counts is evaluated,
             # so it is not counted again as errored.
-            "cases_errored": int((group["status"].isin(ERROR_STATUSES) & group["n"].isna()).sum()),
-            "cases_skipped": int((group["status"] == "skipped").sum()),
+            "cases_errored": sum(
+                case["status"] in ERROR_STATUSES and _missing(case["n"]) for case in cases
+            ),
+            "cases_skipped": sum(case["status"] == "skipped" for case in cases),
             "runs_min": None if pd.isna(rel.runs_min) else int(rel.runs_min),
             "runs_max": None if pd.isna(rel.runs_max) else int(rel.runs_max),
             "k": k,
         }
-        row.update(_result_columns("pass_at_1", _estimate(n, c, 1, METRIC_PASS_AT_K)))
-        row.update(_result_columns("pass_at_k", _estimate(n, c, k, METRIC_PASS_AT_K)))
-        row.update(_result_columns("pass_hat_k", _estimate(n, c, k, METRIC_PASS_HAT_K)))
+        row.update(_result_columns("pass_at_1", estimate(1, METRIC_PASS_AT_K)))
+        row.update(_result_columns("pass_at_k", estimate(k, METRIC_PASS_AT_K)))
+        row.update(_result_columns("pass_hat_k", estimate(k, METRIC_PASS_HAT_K)))
         rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:
@@ -138,11 +158,8 @@ def release_table(
     width = (table["pass_at_k"].astype(float) - table["pass_hat_k"].astype(float)) * 100
     table["envelope_points"] = width
     table["envelope_reading"] = [envelope_reading(w) for w in width]
-    records: dict[Any, list[dict[str, Any]]] = {}
-    for row in cases.to_dict("records"):
-        records.setdefault(row["report_id"], []).append(row)
     changes = [
-        _paired_change(records, prev, cur, k)
+        _paired_change(by_report, prev, cur, k)
         for prev, cur in zip([None, *table["report_id"][:-1]], table["report_id"], strict=True)
     ]
     table["pass_hat_k_change"] = [c[0] for c in changes]
@@ -155,16 +172,21 @@ def release_table(
     return table
 
 
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
 def _paired_change(
     by_report: dict[Any, list[dict[str, Any]]], previous: Any, current: Any, k: int
 ) -> tuple[float | None, float | None, float | None, int]:
     """Δpass^k against the previous release over matched cases, with its paired 95% CI."""
-    from dashboard.comparing import compare_case_rows  # comparing builds on this module
+    from dashboard import comparing  # comparing builds on this module
 
     if previous is None or previous not in by_report or current not in by_report:
         return None, None, None, 0
-    _, _, deltas, _, _, _ = compare_case_rows(by_report[previous], by_report[current], k)
-    hat = next(d for d in deltas if d.key == "pass_hat_k")
+    matched, _, _ = comparing.match_case_rows(by_report[previous], by_report[current])
+    pairs = [e for e in matched if e.bucket != comparing.NOT_EVALUATED]
+    hat = comparing.metric_delta(pairs, comparing.DELTA_KEYS[2], METRIC_PASS_HAT_K, k)
     if hat.delta is None:
         return None, None, None, 0
     return hat.delta.delta, hat.delta.ci_low, hat.delta.ci_high, hat.delta.n_pairs
