@@ -80,7 +80,7 @@ FIRST_PAGE_SCRIPT = r"""
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from dashboard import service, views
+from dashboard import comparing, service, views  # what dashboard/app_state.py imports
 from dashboard.data.snapshot import ServedCatalog
 t1 = time.perf_counter()
 directory, catalog = Path(sys.argv[1]), sys.argv[2]

@@ -14,7 +14,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import service, views
+from dashboard import (
+    comparing,  # noqa: F401  loaded with the app, not by the first page
+    service,
+    views,
+)
 from dashboard.data.catalog import resolve_catalog_path
 from dashboard.data.ingest import IngestResult
 from dashboard.data.snapshot import ServedCatalog
