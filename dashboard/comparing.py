@@ -146,7 +146,7 @@ class Comparison:
 
 def _side(row: dict[str, Any]) -> CaseSide:
     n = row["n"]
-    evaluated = n is not None and n == n  # NULL arrives as None or NaN
+    evaluated = _evaluated(n)
     return CaseSide(
         case_idx=int(row["case_idx"]),
         status=str(row["status"]),
@@ -199,19 +199,7 @@ def match_case_rows(
     base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]], tag: str | None = None
 ) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
     """match_cases over suite_cases rows as dicts."""
-    rows = [("base", r) for r in base]
-    rows += [("head", r) for r in head]
-    keys = _with_occurrence(
-        views.case_key_list([r["case_id"] for _, r in rows], [r["input"] for _, r in rows]),
-        [side for side, _ in rows],
-    )
-    if tag:
-        keep = {key for (_, r), key in zip(rows, keys, strict=True) if _has_tag(r, tag)}
-        pairs = [(sr, key) for sr, key in zip(rows, keys, strict=True) if key in keep]
-    else:
-        pairs = list(zip(rows, keys, strict=True))
-    base_rows = {key: r for (side, r), key in pairs if side == "base"}
-    head_rows = {key: r for (side, r), key in pairs if side == "head"}
+    base_rows, head_rows = _keyed_rows(base, head, tag)
     matched, added = [], []
     for key, h in head_rows.items():
         b = base_rows.get(key)
@@ -231,6 +219,46 @@ def match_case_rows(
         if key not in head_rows
     ]
     return matched, added, removed
+
+
+def _keyed_rows(
+    base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]], tag: str | None
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Each release's rows by case key (unique within the release), in file order."""
+    rows = [("base", r) for r in base]
+    rows += [("head", r) for r in head]
+    keys = _with_occurrence(
+        views.case_key_list([r["case_id"] for _, r in rows], [r["input"] for _, r in rows]),
+        [side for side, _ in rows],
+    )
+    if tag:
+        keep = {key for (_, r), key in zip(rows, keys, strict=True) if _has_tag(r, tag)}
+        pairs = [(sr, key) for sr, key in zip(rows, keys, strict=True) if key in keep]
+    else:
+        pairs = list(zip(rows, keys, strict=True))
+    base_rows = {key: r for (side, r), key in pairs if side == "base"}
+    head_rows = {key: r for (side, r), key in pairs if side == "head"}
+    return base_rows, head_rows
+
+
+def paired_counts(
+    base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]]
+) -> tuple[np.ndarray, ...]:
+    """(n_base, c_base, n_head, c_head) of the cases evaluated in both releases, in head's
+    order: the pairs match_case_rows yields, without building the ledger (the Releases
+    page needs only the change, for every pair of consecutive releases)."""
+    base_rows, head_rows = _keyed_rows(base, head, None)
+    counts: list[tuple[int, int, int, int]] = []
+    for key, h in head_rows.items():
+        b = base_rows.get(key)
+        if b is not None and _evaluated(b["n"]) and _evaluated(h["n"]):
+            counts.append((int(b["n"]), int(b["c"]), int(h["n"]), int(h["c"])))
+    columns = np.array(counts, dtype=np.int64).reshape(-1, 4).T
+    return tuple(columns)
+
+
+def _evaluated(n: Any) -> bool:
+    return n is not None and n == n  # NULL arrives as None or NaN
 
 
 # ---- deltas ------------------------------------------------------------------------------
@@ -268,11 +296,16 @@ def metric_deltas(pairs: Sequence[LedgerEntry], k: int) -> tuple[MetricDelta, ..
 
 def metric_delta(pairs: Sequence[LedgerEntry], key: str, metric: str, k: int) -> MetricDelta:
     """One metric's change over the pairs at k, with its paired bootstrap CI."""
-    if not pairs:
+    return counts_delta(_pair_counts(pairs), key, metric, k)
+
+
+def counts_delta(counts: Sequence[np.ndarray], key: str, metric: str, k: int) -> MetricDelta:
+    """metric_delta over (n_base, c_base, n_head, c_head) arrays, one entry per pair."""
+    n_base, c_base, n_head, c_head = counts
+    if n_base.size == 0:
         return MetricDelta(
             key, metric, k, None, None, None, "UNKNOWN — no case is evaluated in both releases."
         )
-    n_base, c_base, n_head, c_head = _pair_counts(pairs)
     shortest = int(min(n_base.min(), n_head.min()))
     if k > shortest:
         reason = (

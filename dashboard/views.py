@@ -184,9 +184,8 @@ def _paired_change(
 
     if previous is None or previous not in by_report or current not in by_report:
         return None, None, None, 0
-    matched, _, _ = comparing.match_case_rows(by_report[previous], by_report[current])
-    pairs = [e for e in matched if e.bucket != comparing.NOT_EVALUATED]
-    hat = comparing.metric_delta(pairs, comparing.DELTA_KEYS[2], METRIC_PASS_HAT_K, k)
+    counts = comparing.paired_counts(by_report[previous], by_report[current])
+    hat = comparing.counts_delta(counts, comparing.DELTA_KEYS[2], METRIC_PASS_HAT_K, k)
     if hat.delta is None:
         return None, None, None, 0
     return hat.delta.delta, hat.delta.ci_low, hat.delta.ci_high, hat.delta.n_pairs

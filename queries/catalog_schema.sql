@@ -11,7 +11,10 @@ CREATE TABLE IF NOT EXISTS reports (
     report_id INTEGER PRIMARY KEY, file VARCHAR, suite VARCHAR, model VARCHAR,
     target_version VARCHAR, release VARCHAR, release_source VARCHAR, release_rank INTEGER,
     format VARCHAR, upgraded BOOLEAN, schema VARCHAR, recorded_at TIMESTAMPTZ,
-    mtime_ns BIGINT, stored_pass_at_k JSON, stored_pass_hat_k JSON, runs_per_case INTEGER
+    mtime_ns BIGINT, stored_pass_at_k JSON, stored_pass_hat_k JSON, runs_per_case INTEGER,
+    -- case counts, fixed when the report is loaded (see report_overview.sql)
+    cases_total INTEGER, cases_evaluated INTEGER, cases_errored INTEGER, cases_skipped INTEGER,
+    cases_excluded INTEGER, runs_min INTEGER, cases_with_trials INTEGER
 );
 -- One row per case of a loaded report, in file order (case_idx from 1).
 -- status is recomputed as multivon-eval's EvalReport.from_dict does; (n, c) are the

@@ -28,10 +28,20 @@ SELECT
     b.mtime_ns,
     s.summary -> '$.pass_at_k' AS stored_pass_at_k,
     s.summary -> '$.pass_hat_k' AS stored_pass_hat_k,
-    p.runs_per_case
+    p.runs_per_case,
+    coalesce(p.cases_total, 0), coalesce(p.cases_evaluated, 0), coalesce(p.cases_errored, 0),
+    coalesce(p.cases_skipped, 0), coalesce(p.cases_excluded, 0), p.runs_min,
+    coalesce(p.cases_with_trials, 0)
 FROM stage AS s JOIN batch_files AS b ON s.filename = b.abspath
 LEFT JOIN (
     SELECT report_id, max(runs) AS runs_per_case, bool_or(graders_have_metadata) AS graders_have_metadata,
+           count(*) AS cases_total,
+           count(*) FILTER (WHERE n IS NOT NULL) AS cases_evaluated,
+           count(*) FILTER (WHERE status IN ('model_error', 'judge_error', 'evaluator_error', 'timeout')) AS cases_errored,
+           count(*) FILTER (WHERE status = 'skipped') AS cases_skipped,
+           count(*) FILTER (WHERE excluded_reason IS NOT NULL) AS cases_excluded,
+           min(runs) AS runs_min,
+           count(*) FILTER (WHERE n_trials > 0) AS cases_with_trials,
            min(list_min(list_transform(trials, lambda t: try_cast(t.recorded_at AS TIMESTAMPTZ))))
                AS recorded_at
     FROM stage_cases GROUP BY report_id

@@ -815,6 +815,33 @@ def _release_copies(root: Path, base: dict[str, Any], times: dict[str, str] | No
         write(root / f"file-{i}.json", data)
 
 
+def test_incremental_release_ranks_equal_a_fresh_load(tmp_path: Path) -> None:
+    """Only suites that gained or lost a report are ranked again; the result must equal
+    ranking everything from scratch."""
+    reports = tmp_path / "reports"
+    shutil.copytree(REPO / "sample_reports", reports)
+    set_old_mtimes(reports)
+    con = open_catalog(MEMORY)
+    service.refresh_catalog(con, reports)
+    suite_dir = reports / "code-agent"
+    newest = sorted(suite_dir.glob("*.json"))[-1]
+    middle = read(newest)
+    middle["model"] = "v1.9.5"  # sorts between existing releases
+    for case in middle["cases"]:
+        for trial in case.get("trials") or []:
+            trial.pop("recorded_at", None)
+    write(suite_dir / "2026-02-25_v1.9.5.json", middle)
+    (suite_dir / sorted(p.name for p in suite_dir.glob("*.json"))[0]).unlink()
+    set_old_mtimes(reports)
+    service.refresh_catalog(con, reports)
+    ranks = "SELECT file, release, release_source, release_rank FROM reports ORDER BY file"
+    incremental = con.execute(ranks).fetchall()
+    fresh = open_catalog(MEMORY)
+    service.refresh_catalog(fresh, reports)
+    assert incremental == fresh.execute(ranks).fetchall()
+    assert service.summary_json(con) == service.summary_json(fresh)
+
+
 def test_release_order_is_natural_without_recorded_at(
     tmp_path: Path, small_reports: list[Path]
 ) -> None:

@@ -16,7 +16,7 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once.
 CHECKPOINT_LOG_BYTES = 8 * 1024 * 1024

@@ -122,6 +122,7 @@ def _ingest(
         or previous[3]  # racy: it may have changed within the same mtime
     ]
     removed = [p for p in known if p not in present]
+    suites_before = dict(con.execute("SELECT report_id, suite FROM reports").fetchall())
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
     _forget_files(con, removed + [p.path for p in scan_problems])
     # Problems found by the walk (a directory named x.json, a symlink loop) have no row in
@@ -196,7 +197,13 @@ def _ingest(
         con.execute(
             "CREATE OR REPLACE TEMP TABLE labels_before AS SELECT report_id, release FROM reports"
         )
-        assign_releases(con, root)
+        # a suite's releases are ordered among themselves: only suites that gained or lost a
+        # report are ranked again, unless relidash.toml changed
+        suites_after = dict(con.execute("SELECT report_id, suite FROM reports").fetchall())
+        touched_suites = {s for i, s in suites_before.items() if i not in suites_after} | {
+            s for i, s in suites_after.items() if i not in suites_before
+        }
+        assign_releases(con, root, None if config_changed else sorted(touched_suites))
         # stored summary entries carry the release label: drop those whose label moved
         con.execute(
             "DELETE FROM report_records WHERE report_id IN (SELECT r.report_id FROM reports r "

@@ -113,8 +113,11 @@ def order_releases(
     return listed + [r for r in default if r not in listed]
 
 
-def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
-    """Fill reports.release, release_source and release_rank for every report."""
+def assign_releases(
+    con: duckdb.DuckDBPyConnection, root: Path, suites: list[str] | None = None
+) -> None:
+    """Fill reports.release, release_source and release_rank for every report of `suites`
+    (None: of every suite)."""
     config = read_release_config(root)
     con.execute("DELETE FROM problems WHERE file = $f", {"f": CONFIG_NAME})
     if config.problem:
@@ -124,7 +127,9 @@ def assign_releases(con: duckdb.DuckDBPyConnection, root: Path) -> None:
         )
     cursor = con.execute(
         "SELECT report_id, file, suite, model, target_version, recorded_at, release, "
-        "release_source, release_rank FROM reports"
+        "release_source, release_rank FROM reports "
+        "WHERE $suites IS NULL OR list_contains($suites, suite)",
+        {"suites": suites},
     )
     columns = [d[0] for d in cursor.description or []]
     rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]

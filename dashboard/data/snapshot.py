@@ -28,6 +28,7 @@ from dashboard.data.catalog import (
 from dashboard.data.ingest import IngestResult, catalog_version, directory_changed
 
 BUSY_RETRY_SECONDS = 30.0
+SNAPSHOT = "snapshot"  # the attached copy's name; every cursor uses it
 
 
 class ServedCatalog:
@@ -101,12 +102,15 @@ class ServedCatalog:
         """Whether the reports directory differs from the loaded catalog (cheap: stat only)."""
         if self._snapshot is None:
             return True
-        return directory_changed(self._snapshot.cursor(), self.reports_dir)
+        return directory_changed(self.cursor(), self.reports_dir)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         if self._snapshot is None:
             raise CatalogError("the catalog has not been loaded yet")
-        return self._snapshot.cursor()
+        cursor = self._snapshot.cursor()
+        if self.location != MEMORY:
+            cursor.execute(f"USE {SNAPSHOT}")  # a cursor starts in the empty in-memory database
+        return cursor
 
     def _open_writer(self) -> duckdb.DuckDBPyConnection | None:
         deadline = time.monotonic() + BUSY_RETRY_SECONDS
@@ -123,25 +127,27 @@ class ServedCatalog:
                 time.sleep(0.5)
 
     def _take_snapshot(self) -> duckdb.DuckDBPyConnection:
-        """A private copy of the catalog file, opened read-only; pages query only it.
+        """A private copy of the catalog file, attached read-only; pages query only it.
 
         The bytes are copied while a read-only attach holds the catalog's shared lock, so
-        no writer changes them mid-copy. The copy's directory is removed once it is open
-        (the open file lives on until the connection goes), so nothing is left behind.
-        Copying the file and reading it lazily is twice as fast as copying every table
-        into memory (0.08 s against 0.16 s at 2,000 reports).
+        no writer changes them mid-copy. The copy's directory is removed once it is
+        attached (the open file lives on until the connection goes), so nothing is left
+        behind. Copying the file and reading it lazily is twice as fast as copying every
+        table into memory (0.08 s against 0.16 s at 2,000 reports).
         """
         private = tempfile.mkdtemp(prefix="relidash-snapshot-")
         copy = os.path.join(private, "catalog.duckdb")
         try:
-            guard = duckdb.connect(MEMORY)
+            con = duckdb.connect(MEMORY)
+            con.execute("ATTACH $p AS cat (READ_ONLY)", {"p": self.location})
             try:
-                guard.execute("ATTACH $p AS cat (READ_ONLY)", {"p": self.location})
                 shutil.copyfile(self.location, copy)
                 if os.path.exists(self.location + ".wal"):
                     shutil.copyfile(self.location + ".wal", copy + ".wal")
             finally:
-                guard.close()
-            return duckdb.connect(copy, read_only=True)
+                con.execute("DETACH cat")
+            con.execute(f"ATTACH $p AS {SNAPSHOT} (READ_ONLY)", {"p": copy})
+            con.execute(f"USE {SNAPSHOT}")
+            return con
         finally:
             shutil.rmtree(private, ignore_errors=True)
