@@ -10,7 +10,7 @@ one run, on the same files:
 - `relidash summary DIR --json --catalog PATH` as a subprocess: cold (no catalog), warm
   (unchanged directory, existing catalog) and after one file among thousands changed,
   with each run's peak RSS (os.wait4 gives the child's own rusage);
-- the server side of the dashboard's first page on a warm start (refresh, in-memory
+- the server side of the dashboard's first page on a warm start (refresh, private
   snapshot, Releases table) in a fresh process;
 - catalog size on disk against the reports' size;
 - throughput against `json.loads` (and `orjson.loads` when importable) over every file.
@@ -488,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows.append(
         (
-            "  of which: refresh + in-memory snapshot / page frames",
+            "  of which: refresh + snapshot / page frames",
             f"{page_doc['refresh_and_snapshot']:.2f} / {page_doc['first_page_frames']:.2f} s",
             f"(imports {page_doc['imports']:.2f} s)",
             "",
