@@ -8,6 +8,7 @@ report content.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,35 +30,39 @@ class TranscriptUnavailable(Exception):
 
 def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
     """The case's recorded trials (0.18+), in run order."""
-    path, relative, size = _report_file(con, report_id)
-    try:
-        return run_query(
-            con,
-            "case_trials",
-            file=str(path),
-            columns=TRIALS_ONLY_COLUMNS,
-            case_idx=case_idx,
-            max_bytes=reader_buffer_bytes(size, READ_LIMIT_BYTES),
-        )
-    except duckdb.Error as exc:
-        raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
+    frame: pd.DataFrame = _read_case(
+        con, report_id, case_idx, "case_trials", TRIALS_ONLY_COLUMNS, run_query
+    )
+    return frame
 
 
 def read_case_text(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> dict[str, Any]:
     """The case's stored output (the last run's) and its graders' verdicts as JSON text."""
+    rows = _read_case(con, report_id, case_idx, "case_text", CASE_TEXT_COLUMNS, fetch_rows)
+    return rows[0] if rows else {"output": None, "evaluators": None}
+
+
+def _read_case(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    case_idx: int,
+    query: str,
+    columns: dict[str, str],
+    fetch: Callable[..., Any],
+) -> Any:
+    """Run a named query that reads one case from the report's file."""
     path, relative, size = _report_file(con, report_id)
     try:
-        rows = fetch_rows(
+        return fetch(
             con,
-            "case_text",
+            query,
             file=str(path),
-            columns=CASE_TEXT_COLUMNS,
+            columns=columns,
             case_idx=case_idx,
             max_bytes=reader_buffer_bytes(size, READ_LIMIT_BYTES),
         )
     except duckdb.Error as exc:
         raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
-    return rows[0] if rows else {"output": None, "evaluators": None}
 
 
 def _report_file(con: duckdb.DuckDBPyConnection, report_id: int) -> tuple[Path, str, int]:
