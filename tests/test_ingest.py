@@ -23,7 +23,7 @@ import duckdb
 import pytest
 
 from dashboard import cli, service
-from dashboard.data import catalog, ingest
+from dashboard.data import catalog, ingest, scan
 from dashboard.data.catalog import (
     MEMORY,
     CatalogError,
@@ -264,6 +264,7 @@ def bad_load(
     with pytest.MonkeyPatch.context() as patch:
         if request.param == "strict-first":
             patch.setattr(ingest, "STRICT_MIN_BYTES", 0)
+            patch.setattr(ingest, "head_has_every_field", lambda abspath: True)
         document, _ = load(root)
     return root, document
 
@@ -311,6 +312,11 @@ def test_utf8_with_bom_loads_like_without(
     assert problems_for(document, "with-bom.json") == []
     got = records(document)["with-bom.json"]
     assert numbers(got) == numbers(records(baseline)[small_reports[0].name])
+
+
+def test_only_reports_that_write_every_field_try_the_strict_path_first() -> None:
+    chosen = {p.name for p in fixture_reports() if scan.head_has_every_field(str(p))}
+    assert chosen == {p.name for p in fixture_reports() if "0.20.0" in p.name}
 
 
 def test_strict_fast_path_stages_what_the_json_reader_stages() -> None:

@@ -25,6 +25,7 @@ from dashboard.data.scan import (
     FileFacts,
     file_facts,
     has_constant_literal,
+    head_has_every_field,
     precheck_file,
     scan_directory,
     strict_json_problem,
@@ -34,8 +35,9 @@ from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE, REPORT_TABLE
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 BATCH_BYTES = 48 * 1024 * 1024
 BATCH_FILES = 128
-# Files at least this large are parsed by the strict fast path first (stage_reports_strict):
-# where parsing dominates. Smaller ones go straight to DuckDB's JSON reader.
+# Files at least this large whose head shows every field (0.19+) are parsed by the strict
+# fast path first (stage_reports_strict): where parsing dominates, and where it succeeds.
+# The rest go straight to DuckDB's JSON reader.
 STRICT_MIN_BYTES = 1 * 1024 * 1024
 
 ProgressFn = Callable[[int, int], None]
@@ -156,10 +158,17 @@ def _ingest(
     # Digests and warning signs are computed one file ahead in a worker thread, so the
     # Python pass over the bytes overlaps DuckDB's parse (which releases the GIL).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # Large files leave NaN / Infinity to the strict parse (a tenth of the cost there).
+        strict_first = {
+            e.path
+            for e in candidates
+            if e.size >= STRICT_MIN_BYTES and head_has_every_field(e.abspath)
+        }
+        # Those leave NaN / Infinity to the strict parse (a tenth of the cost there).
         facts_ahead = (
             f.result()
-            for f in [pool.submit(_facts, e.abspath, e.size < STRICT_MIN_BYTES) for e in candidates]
+            for f in [
+                pool.submit(_facts, e.abspath, e.path not in strict_first) for e in candidates
+            ]
         )
         for batch in _batches(changed_files(facts_ahead)):
             _forget_files(con, [e.path for e, _ in batch if e.path in known])
@@ -174,8 +183,8 @@ def _ingest(
                 else:
                     parseable.append((entry, facts.digest, next_id))
                     next_id += 1
-            large = [p for p in parseable if p[0].size >= STRICT_MIN_BYTES]
-            small = [p for p in parseable if p[0].size < STRICT_MIN_BYTES]
+            large = [p for p in parseable if p[0].path in strict_first]
+            small = [p for p in parseable if p[0].path not in strict_first]
             if large:
                 _parse_batch(con, large, max_bytes, strict=True)
             if small:

@@ -164,6 +164,24 @@ def _has_constant(*parts: bytes) -> bool:
     return any(word in part for part in parts for word in _CONSTANTS)
 
 
+# Top-level fields multivon-eval 0.19+ writes before `cases`; 0.18 and earlier omit them.
+_EVERY_FIELD_MARKERS = (b'"execution"', b'"provider_evidence"')
+
+
+def head_has_every_field(abspath: str) -> bool:
+    """Whether the file's first bytes show the top-level fields only 0.19+ reports write.
+
+    A guess that decides which parser tries a large file first (the strict one expects
+    every field), never what the file means: a wrong guess costs time, not numbers.
+    """
+    try:
+        with open(abspath, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return False
+    return all(marker in head for marker in _EVERY_FIELD_MARKERS)
+
+
 def strict_json_problem(abspath: str) -> str | None:
     """Parse with Python's strict rules; why multivon-eval's own loader would refuse the file."""
 
