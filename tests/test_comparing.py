@@ -35,50 +35,13 @@ import pytest
 from cli_run import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from toy_reports import case, write_report
 
 from dashboard import comparing
 from dashboard.data.catalog import open_catalog
 from dashboard.service import refresh_catalog
 from dashboard.stats import pass_hat_k
 from dashboard.stats.paired import paired_bootstrap_ci
-
-
-def case(
-    text: str,
-    passes: int,
-    runs: int = 5,
-    tags: tuple[str, ...] = (),
-    *,
-    model_error: str | None = None,
-    case_id: str | None = None,
-) -> dict[str, Any]:
-    """One case as multivon-eval 0.15 wrote it (pass count recovered from run_pass_rate)."""
-    passed = passes == runs
-    out: dict[str, Any] = {
-        "input": text,
-        "output": f"answer to {text}",
-        "runs": runs,
-        "run_pass_rate": passes / runs,
-        "tags": list(tags),
-        "evaluators": [{"name": "exact", "score": float(passed), "passed": passed}],
-        "passed": passed and model_error is None,
-        "status": "passed" if passed else "failed",
-    }
-    if model_error is not None:
-        out["model_error"] = model_error
-    if case_id is not None:
-        out["case_id"] = case_id
-    return out
-
-
-def write_report(root: Path, suite: str, release: str, cases: list[dict[str, Any]]) -> None:
-    path = root / suite / f"{release}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps({"suite": suite, "model": release, "summary": {}, "cases": cases}),
-        encoding="utf-8",
-    )
-
 
 SAFETY = ("risk_tier:safety",)
 BASE = [

@@ -21,14 +21,14 @@ The toy suite's release v1 (5 runs per case):
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_run import run_cli
+from toy_reports import case, write_report
 
 from dashboard import gating
 from dashboard.data.catalog import open_catalog
@@ -38,48 +38,6 @@ Z2 = 1.959963984540054**2  # the 97.5% normal quantile, squared
 
 
 # ---- fixtures ----------------------------------------------------------------------------
-
-
-def case(
-    text: str,
-    passes: int,
-    runs: int = 5,
-    tags: Sequence[str] = (),
-    *,
-    model_error: str | None = None,
-    case_id: str | None = None,
-    rate: float | None = None,
-) -> dict[str, Any]:
-    """One case as multivon-eval 0.15 wrote it (pass count recovered from run_pass_rate)."""
-    passed = passes == runs
-    out: dict[str, Any] = {
-        "input": text,
-        "output": f"answer to {text}",
-        "runs": runs,
-        "run_pass_rate": passes / runs if rate is None else rate,
-        "tags": list(tags),
-        "evaluators": [{"name": "exact", "score": float(passed), "passed": passed}],
-        "passed": passed and model_error is None,
-        "status": "passed" if passed else "failed",
-    }
-    if model_error is not None:
-        out["model_error"] = model_error
-        out["status"] = "error"
-    if case_id is not None:
-        out["case_id"] = case_id
-    return out
-
-
-def write_report(
-    root: Path, suite: str, release: str, cases: list[dict[str, Any]], name: str | None = None
-) -> Path:
-    path = root / suite / f"{name or release}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps({"suite": suite, "model": release, "summary": {}, "cases": cases}),
-        encoding="utf-8",
-    )
-    return path
 
 
 TOY_V1 = [
