@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_files import is_report
 
 from dashboard import cli
 from dashboard.data.catalog import MEMORY
@@ -52,20 +53,12 @@ SUMMARY_LINE = re.compile(
 )
 
 
-def _is_report(path: Path) -> bool:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and isinstance(data.get("cases"), list)
-
-
 @pytest.fixture(scope="module")
 def reports_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Small real fixtures, one truncated file, one non-report JSON file."""
     root = tmp_path_factory.mktemp("cli") / "reports"
     root.mkdir()
-    sources = [p for p in sorted(FIXTURES.glob("*.json")) if _is_report(p)]
+    sources = [p for p in sorted(FIXTURES.glob("*.json")) if is_report(p)]
     small = [p for p in sources if p.stat().st_size < SMALL]
     assert len({json.loads(p.read_text())["suite"] for p in small}) >= 2, "want two suites"
     for source in small:
@@ -158,7 +151,7 @@ def test_summary_line_counts_every_problem_listed(tmp_path: Path) -> None:
     source = next(
         p
         for p in sorted(FIXTURES.glob("*.json"))
-        if _is_report(p)
+        if is_report(p)
         and (json.loads(p.read_text())["summary"].get("pass_hat_k") or {}).get("value") is not None
     )
     data = json.loads(source.read_text())

@@ -35,7 +35,7 @@ import pytest
 from cli_run import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toy_reports import case, write_report
+from report_files import case, write_report
 
 from dashboard import comparing
 from dashboard.data.catalog import open_catalog

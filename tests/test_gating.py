@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from cli_run import run_cli
-from toy_reports import case, write_report
+from report_files import case, write_report
 
 from dashboard import gating
 from dashboard.data.catalog import open_catalog

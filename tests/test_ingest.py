@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from report_files import is_report
 
 from dashboard import cli, service
 from dashboard.data import catalog, ingest, scan
@@ -45,16 +46,8 @@ HEAD = 64 * 1024
 # ---- helpers ------------------------------------------------------------------------------
 
 
-def _is_report(path: Path) -> bool:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and isinstance(data.get("cases"), list)
-
-
 def fixture_reports() -> list[Path]:
-    return sorted(p for p in FIXTURES.glob("*.json") if _is_report(p))
+    return sorted(p for p in FIXTURES.glob("*.json") if is_report(p))
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -379,6 +372,18 @@ def test_size_limit_reason_uses_the_flag_s_units(
 # ---- case-scope and report-scope problems -------------------------------------------------
 
 
+def load_edited_and_dropped(reports_dir: Path, data: dict[str, Any], idx: int) -> dict[str, Any]:
+    """Load the edited report as edited.json beside dropped.json, the same report without
+    case idx: an excluded case must leave the numbers of the file without it."""
+    write(reports_dir / "edited.json", data)
+    write(
+        reports_dir / "dropped.json",
+        dict(data, cases=data["cases"][:idx] + data["cases"][idx + 1 :]),
+    )
+    document, _ = load(reports_dir)
+    return document
+
+
 def _lottery_case_base(small_reports: list[Path], baseline: dict[str, Any]) -> tuple[Path, int]:
     """A report without a stored pass@k block, and a case of it that is a lottery case."""
     for source in small_reports:
@@ -413,12 +418,7 @@ def test_impossible_numbers_exclude_only_that_case(
     data = read(source)
     case = data["cases"][idx]
     case[field] = case["runs"] + 1 if value == "runs+1" else value
-    write(reports_dir / "edited.json", data)
-    write(
-        reports_dir / "dropped.json",
-        dict(data, cases=data["cases"][:idx] + data["cases"][idx + 1 :]),
-    )
-    document, _ = load(reports_dir)
+    document = load_edited_and_dropped(reports_dir, data, idx)
 
     rows = problems_for(document, "edited.json")
     assert len(rows) == 1, rows
@@ -444,12 +444,7 @@ def test_null_run_pass_rate_is_a_case_problem(
     source, idx = _lottery_case_base(small_reports, baseline)
     data = read(source)
     data["cases"][idx]["run_pass_rate"] = None
-    write(reports_dir / "edited.json", data)
-    write(
-        reports_dir / "dropped.json",
-        dict(data, cases=data["cases"][:idx] + data["cases"][idx + 1 :]),
-    )
-    document, _ = load(reports_dir)
+    document = load_edited_and_dropped(reports_dir, data, idx)
     rows = problems_for(document, "edited.json")
     assert [r["scope"] for r in rows] == ["case"], rows
     edited, dropped = records(document)["edited.json"], records(document)["dropped.json"]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from upstream_copy import quantile
 
 from dashboard.stats import cluster_bootstrap_ci, cpython_choice_indices
 from dashboard.stats.paired import (
@@ -18,14 +19,6 @@ from dashboard.stats.paired import (
 )
 
 # --- the slow, obvious loop: CPython's random.Random(seed).choice, as multivon-eval draws ---
-
-
-def _quantile(sorted_values: list[float], q: float) -> float:
-    idx = q * (len(sorted_values) - 1)
-    lo = int(idx)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    frac = idx - lo
-    return sorted_values[lo] * (1 - frac) + sorted_values[hi] * frac
 
 
 def _resample_means(values: list[float], n_boot: int, seed: int) -> list[float]:
@@ -41,7 +34,7 @@ def slow_paired(base: list[float], head: list[float], n_boot: int, seed: int = 0
     diffs = [h - b for b, h in zip(base, head, strict=True)]
     point = sum(diffs) / len(diffs)
     means = sorted(_resample_means(diffs, n_boot, seed))
-    low, high = _quantile(means, 0.025), _quantile(means, 0.975)
+    low, high = quantile(means, 0.025), quantile(means, 0.975)
     return PairedDelta(point, min(low, point), max(high, point), len(diffs))
 
 
@@ -52,7 +45,7 @@ def slow_unpaired(
     b = _resample_means(base, n_boot, seed)
     h = _resample_means(head, n_boot, seed + 1)
     means = sorted(y - x for x, y in zip(b, h, strict=True))
-    low, high = _quantile(means, 0.025), _quantile(means, 0.975)
+    low, high = quantile(means, 0.025), quantile(means, 0.975)
     return UnpairedDelta(point, min(low, point), max(high, point), len(base), len(head))
 
 

@@ -1,4 +1,5 @@
-"""Hand-made reports in multivon-eval's 0.15 shape, for the gate and compare tests."""
+"""Report files for the tests: whether a file is one, and hand-made ones in multivon-eval's
+0.15 shape (the gate and compare tests)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,15 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+
+def is_report(path: Path) -> bool:
+    """Whether the file holds one JSON object with a `cases` list."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("cases"), list)
 
 
 def case(
