@@ -146,7 +146,7 @@ class Comparison:
 
 def _side(row: dict[str, Any]) -> CaseSide:
     n = row["n"]
-    evaluated = _evaluated(n)
+    evaluated = not service.is_missing(n)  # NULL arrives as None or NaN
     return CaseSide(
         case_idx=int(row["case_idx"]),
         status=str(row["status"]),
@@ -251,14 +251,10 @@ def paired_counts(
     counts: list[tuple[int, int, int, int]] = []
     for key, h in head_rows.items():
         b = base_rows.get(key)
-        if b is not None and _evaluated(b["n"]) and _evaluated(h["n"]):
+        if b is not None and not service.is_missing(b["n"]) and not service.is_missing(h["n"]):
             counts.append((int(b["n"]), int(b["c"]), int(h["n"]), int(h["c"])))
     columns = np.array(counts, dtype=np.int64).reshape(-1, 4).T
     return tuple(columns)
-
-
-def _evaluated(n: Any) -> bool:
-    return n is not None and n == n  # NULL arrives as None or NaN
 
 
 # ---- deltas ------------------------------------------------------------------------------

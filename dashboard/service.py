@@ -52,7 +52,7 @@ STORED_DECIMALS = 4
 
 def k_max_for(runs_max: Any) -> int:
     """Largest k reported: at least 8, and every k up to the largest run count."""
-    if _missing(runs_max):
+    if is_missing(runs_max):
         return MIN_K_MAX
     return max(MIN_K_MAX, int(runs_max))
 
@@ -182,7 +182,7 @@ def report_metrics(
     rid = report.report_id
     results = pass_k_results(n, c, k_max_for(report.runs_per_case))
     metric_rows = [_metric_row(rid, r) for per_k in results.values() for r in per_k]
-    default_k = 1 if _missing(report.runs_per_case) else int(report.runs_per_case)
+    default_k = 1 if is_missing(report.runs_per_case) else int(report.runs_per_case)
     lottery_rows = [
         (rid, int(case_idx[idx]), rank)
         for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1)
@@ -284,7 +284,7 @@ def _metric_cell(value: Any, low: Any, high: Any, reason: str | None) -> dict[st
     }
 
 
-def _missing(x: Any) -> bool:
+def is_missing(x: Any) -> bool:
     """None, NaN, NaT or pandas' NA (without importing pandas)."""
     if x is None:
         return True
@@ -299,11 +299,11 @@ def _text(x: Any) -> str | None:
 
 
 def _num(x: Any) -> float | None:
-    return None if _missing(x) else float(x)
+    return None if is_missing(x) else float(x)
 
 
 def _count(x: Any) -> int | None:
-    return None if _missing(x) else int(x)
+    return None if is_missing(x) else int(x)
 
 
 def stored_pass_k(

@@ -122,7 +122,7 @@ def release_table(
     for rel in releases.itertuples(index=False):
         rid = int(rel.report_id)
         cases = by_report.get(rel.report_id, [])
-        evaluated = [case for case in cases if not _missing(case["n"])]
+        evaluated = [case for case in cases if not service.is_missing(case["n"])]
         n = np.array([case["n"] for case in evaluated], dtype=np.int64)
         c = np.array([case["c"] for case in evaluated], dtype=np.int64)
 
@@ -141,7 +141,7 @@ def release_table(
             # Under the agent-errors policy an errored case that now counts is evaluated,
             # so it is not counted again as errored.
             "cases_errored": sum(
-                case["status"] in ERROR_STATUSES and _missing(case["n"]) for case in cases
+                case["status"] in ERROR_STATUSES and service.is_missing(case["n"]) for case in cases
             ),
             "cases_skipped": sum(case["status"] == "skipped" for case in cases),
             "runs_min": None if pd.isna(rel.runs_min) else int(rel.runs_min),
@@ -170,10 +170,6 @@ def release_table(
         c[0] is not None and (c[1] > 0 or c[2] < 0) for c in changes
     ]
     return table
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
 
 
 def _paired_change(
