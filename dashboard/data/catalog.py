@@ -60,7 +60,7 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         Path(location).parent.mkdir(parents=True, exist_ok=True)
     try:
         con = duckdb.connect(location)
-        layout_ok = _layout_is_current(con)
+        layout_ok = layout_is_current(con)
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
             raise CatalogError(
@@ -102,7 +102,9 @@ def settle_catalog(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("CHECKPOINT")
 
 
-def _layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
+def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the catalog's tables are this version's and no load was killed midway
+    (an empty database counts: the layout is created on it)."""
     tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     if "meta" not in tables:
         return not tables

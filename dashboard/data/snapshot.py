@@ -20,8 +20,8 @@ import duckdb
 
 from dashboard.data.catalog import (
     MEMORY,
-    SCHEMA_VERSION,
     CatalogError,
+    layout_is_current,
     open_catalog,
     settle_catalog,
 )
@@ -83,10 +83,7 @@ class ServedCatalog:
             }
             if not {"meta", "files", "reports", "problems"} <= tables:
                 return False
-            meta = dict(snapshot.execute("SELECT key, value FROM meta").fetchall())
-            if meta.get("schema_version") != SCHEMA_VERSION or meta.get("ingest_complete") != "1":
-                return False
-            if directory_changed(snapshot, self.reports_dir):
+            if not layout_is_current(snapshot) or directory_changed(snapshot, self.reports_dir):
                 return False
         except duckdb.Error:
             return False  # locked by a writer, or not a catalog: take the normal path
