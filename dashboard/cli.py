@@ -91,15 +91,20 @@ def _reports_dir(path: Path) -> Path:
     return path
 
 
-def load(args: argparse.Namespace, stream: TextIO | None = None) -> Any:
-    """Open the catalog for args.directory and refresh it, drawing progress on stderr."""
+def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool = True) -> Any:
+    """Open the catalog for args.directory and refresh it, drawing progress on stderr.
+
+    Without `settle` the caller checkpoints a large log itself, once it has written
+    everything (`relidash summary` stores its per-report entries after the load).
+    """
     directory = _reports_dir(args.directory)
     con = open_catalog(resolve_catalog_path(directory, args.catalog))
     bar = ProgressBar(stream or sys.stderr)
     result = service.refresh_catalog(
         con, directory, max_bytes=int(args.max_file_mb * 1024 * 1024), progress=bar.update
     )
-    settle_catalog(con)
+    if settle:
+        settle_catalog(con)
     bar.finish(
         f"{result.files} report files: {result.parsed} parsed, {result.unchanged} unchanged, "
         f"{result.removed} removed, {result.problems} problems ({result.seconds:.2f} s)"
@@ -136,9 +141,9 @@ class ProgressBar:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    con = load(args)
+    con = load(args, settle=False)
     text = service.summary_text(con, by=args.by)
-    settle_catalog(con)  # the entries it stored
+    settle_catalog(con)  # the load and the entries it stored, in one checkpoint
     if args.json and not sys.stdout.isatty():
         sys.stdout.write(text + "\n")  # compact in a pipe: what tools read
         return EXIT_OK
