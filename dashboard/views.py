@@ -126,10 +126,6 @@ def release_table(
         n = np.array([case["n"] for case in evaluated], dtype=np.int64)
         c = np.array([case["c"] for case in evaluated], dtype=np.int64)
 
-        def estimate(k: int, metric: str, rid: int = rid, n: Any = n, c: Any = c) -> PassKResult:
-            hit = stored.get((rid, metric, k))
-            return hit if hit is not None else _estimate(n, c, k, metric)
-
         row: dict[str, Any] = {
             "release": rel.release,
             "release_rank": int(rel.release_rank),
@@ -148,9 +144,13 @@ def release_table(
             "runs_max": None if pd.isna(rel.runs_max) else int(rel.runs_max),
             "k": k,
         }
-        row.update(_result_columns("pass_at_1", estimate(1, METRIC_PASS_AT_K)))
-        row.update(_result_columns("pass_at_k", estimate(k, METRIC_PASS_AT_K)))
-        row.update(_result_columns("pass_hat_k", estimate(k, METRIC_PASS_HAT_K)))
+        for column, metric, kk in (
+            ("pass_at_1", METRIC_PASS_AT_K, 1),
+            ("pass_at_k", METRIC_PASS_AT_K, k),
+            ("pass_hat_k", METRIC_PASS_HAT_K, k),
+        ):
+            result = stored.get((rid, metric, kk)) or _estimate(n, c, kk, metric)
+            row.update(_result_columns(column, result))
         rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:
