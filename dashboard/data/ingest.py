@@ -414,12 +414,7 @@ def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
             rows.append(
                 (path, "file", "is JSON but not a multivon-eval report: it has no `cases` list")
             )
-    if rows:
-        _record_problems(con, rows)
-        con.execute(
-            "DELETE FROM batch_files WHERE path IN (SELECT unnest($p))", {"p": [r[0] for r in rows]}
-        )
-    return {r[0] for r in rows}
+    return _drop_from_batch(con, rows)
 
 
 def _reject_constant_literals(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -433,6 +428,11 @@ def _reject_constant_literals(con: duckdb.DuckDBPyConnection) -> set[str]:
         for path, abspath in flagged
         if (reason := strict_json_problem(abspath))
     ]
+    return _drop_from_batch(con, rows)
+
+
+def _drop_from_batch(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> set[str]:
+    """Record each (path, scope, reason) problem and take its file out of the batch."""
     if rows:
         _record_problems(con, rows)
         con.execute(
