@@ -287,16 +287,13 @@ def metric_deltas(pairs: Sequence[LedgerEntry], k: int) -> tuple[MetricDelta, ..
         (DELTA_KEYS[1], METRIC_PASS_AT_K, k),
         (DELTA_KEYS[2], METRIC_PASS_HAT_K, k),
     )
-    return tuple(metric_delta(pairs, key, metric, kk) for key, metric, kk in specs)
-
-
-def metric_delta(pairs: Sequence[LedgerEntry], key: str, metric: str, k: int) -> MetricDelta:
-    """One metric's change over the pairs at k, with its paired bootstrap CI."""
-    return counts_delta(_pair_counts(pairs), key, metric, k)
+    counts = _pair_counts(pairs)
+    return tuple(counts_delta(counts, key, metric, kk) for key, metric, kk in specs)
 
 
 def counts_delta(counts: Sequence[np.ndarray], key: str, metric: str, k: int) -> MetricDelta:
-    """metric_delta over (n_base, c_base, n_head, c_head) arrays, one entry per pair."""
+    """One metric's change at k over (n_base, c_base, n_head, c_head) arrays, one entry per
+    matched pair, with its paired bootstrap CI."""
     n_base, c_base, n_head, c_head = counts
     if n_base.size == 0:
         return MetricDelta(
