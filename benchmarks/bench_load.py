@@ -80,17 +80,19 @@ FIRST_PAGE_SCRIPT = r"""
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from dashboard import comparing, service, views  # what dashboard/app_state.py imports
+from dashboard.analysis import (  # what dashboard/app/state.py imports
+    cases, comparing, gating, loading, lottery, releases, slices, summary,
+)
 from dashboard.data.snapshot import ServedCatalog
 t1 = time.perf_counter()
 directory, catalog = Path(sys.argv[1]), sys.argv[2]
 served = ServedCatalog(directory, catalog)
-result = served.refresh(lambda con: service.refresh_catalog(con, directory))
+result = served.refresh(lambda con: loading.refresh_catalog(con, directory))
 t2 = time.perf_counter()
 con = served.cursor()
-overview = service.report_overview(con)
+overview = summary.report_overview(con)
 suite = sorted(overview["suite"].unique())[0]
-table = views.release_table(con, overview, suite, 1)
+table = releases.release_table(con, overview, suite, 1)
 t3 = time.perf_counter()
 json.dump({"imports": t1 - t0, "refresh_and_snapshot": t2 - t1, "first_page_frames": t3 - t2,
            "parsed": result.parsed, "rows": len(table)}, sys.stdout)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard import cli
+from dashboard.cli import main as cli
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

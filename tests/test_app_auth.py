@@ -9,9 +9,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard.app_auth import email_allowed
+from dashboard.app.auth import email_allowed
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app" / "main.py")
 FIXTURES = Path(__file__).parent / "fixtures"
 AUTH = {
     "redirect_uri": "http://localhost:8501/oauth2callback",

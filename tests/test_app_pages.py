@@ -1,6 +1,6 @@
 """The pages under streamlit.testing.v1.AppTest: headings, widgets, deep links, numbers.
 
-Each test runs the real entry point (dashboard/app.py, st.navigation) on a private copy
+Each test runs the real entry point (dashboard/app/main.py, st.navigation) on a private copy
 of sample_reports/ with an in-memory catalog, and clears Streamlit's caches on both sides
 so no test sees another's catalog. Expectations that depend on the sample data are looked
 up through the same view functions the pages call, never typed in, so regenerated sample
@@ -21,12 +21,13 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import service, views
+from dashboard.analysis import cases, estimates, loading, lottery, releases, summary
+from dashboard.analysis.diffing import diff_lines
 from dashboard.data.catalog import open_catalog
-from dashboard.diffing import diff_html, diff_lines
+from dashboard.render.diff import diff_html
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "dashboard" / "app.py"
+APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 TIMEOUT = 60  # AppTest's 3 s default is too short for a first load on a busy machine.
 
@@ -90,7 +91,7 @@ def at(reports: Path) -> AppTest:
 def catalog(shared_reports: Path) -> Iterator[Any]:
     """Our own in-memory catalog of the same reports, to look expectations up with."""
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, shared_reports)
+    loading.refresh_catalog(con, shared_reports)
     yield con
     con.close()
 
@@ -111,7 +112,7 @@ def open_page(at: AppTest, page: str) -> AppTest:
     """Switch to a page (after a first run, as AppTest requires) and check its heading."""
     if not at.title:  # AppTest can switch only after a first run
         run(at)
-    at.switch_page(f"app_pages/{page}.py")
+    at.switch_page(f"page_scripts/{page}.py")
     return ok(run(at), PAGES[page])
 
 
@@ -135,10 +136,10 @@ def captions(at: AppTest) -> list[str]:
 
 def trials_release(catalog: Any) -> tuple[str, str, int]:
     """A (suite, release, report_id) shown by the pages whose report records trials."""
-    overview = service.report_overview(catalog)
-    for suite in views.suite_names(overview):
-        releases = views.suite_releases(overview, suite)
-        with_trials = releases[releases["cases_with_trials"] > 0]
+    overview = summary.report_overview(catalog)
+    for suite in releases.suite_names(overview):
+        shown = releases.suite_releases(overview, suite)
+        with_trials = shown[shown["cases_with_trials"] > 0]
         if not with_trials.empty:
             last = with_trials.iloc[-1]
             return suite, str(last["release"]), int(last["report_id"])
@@ -171,12 +172,12 @@ def test_switching_through_every_page_in_one_session(at: AppTest) -> None:
 
 def test_releases_table_follows_suite_and_k(at: AppTest, catalog: Any) -> None:
     open_page(at, "releases")
-    suites = views.suite_names(service.report_overview(catalog))
+    suites = releases.suite_names(summary.report_overview(catalog))
     assert len(suites) >= 2, "the sample reports should hold two suites"
     first = frame(at)
     assert list(first["release"]) == list(
-        views.suite_releases(
-            service.report_overview(catalog), at.selectbox(key="releases_suite").value
+        releases.suite_releases(
+            summary.report_overview(catalog), at.selectbox(key="releases_suite").value
         )["release"]
     )
 
@@ -185,7 +186,7 @@ def test_releases_table_follows_suite_and_k(at: AppTest, catalog: Any) -> None:
     second = frame(at)
     assert at.query_params["suite"] == other
     assert list(second["release"]) == list(
-        views.suite_releases(service.report_overview(catalog), other)["release"]
+        releases.suite_releases(summary.report_overview(catalog), other)["release"]
     )
     assert not second.equals(first)
 
@@ -210,8 +211,8 @@ def test_releases_deep_link_suite_and_k(at: AppTest) -> None:
 
 
 def test_releases_deep_link_to_a_release_curve(at: AppTest, catalog: Any) -> None:
-    releases = views.suite_releases(service.report_overview(catalog), "support-agent")
-    wanted = str(releases["release"].iloc[0])  # not the default (the latest)
+    shown = releases.suite_releases(summary.report_overview(catalog), "support-agent")
+    wanted = str(shown["release"].iloc[0])  # not the default (the latest)
     link(at, suite="support-agent", release=wanted)
     ok(run(at), "Releases")
     assert not warnings(at)
@@ -250,12 +251,12 @@ def test_agent_error_switch_changes_numbers_and_states_the_policy(at: AppTest) -
     assert chosen is not None, "no suite in sample_reports has errored cases"
     before = frame(at)
     policy_before = [c for c in captions(at) if c.startswith("Policy:")]
-    assert policy_before == ["Policy: " + views.policy_label(False)]
+    assert policy_before == ["Policy: " + estimates.policy_label(False)]
 
     ok(run(at.toggle(key="count_agent_errors").set_value(True)), "Releases")
     after = frame(at)
     policy_after = [c for c in captions(at) if c.startswith("Policy:")]
-    assert policy_after == ["Policy: " + views.policy_label(True)]
+    assert policy_after == ["Policy: " + estimates.policy_label(True)]
     assert policy_after != policy_before
     changed = (before != after).any(axis=None)
     assert changed, "counting agent errors as failures changed no number"
@@ -322,12 +323,12 @@ def test_slices_unknown_dimension_warns(at: AppTest) -> None:
 
 def test_lottery_deep_link_opens_that_case(at: AppTest, catalog: Any) -> None:
     suite, release, report_id = trials_release(catalog)
-    overview = service.report_overview(catalog)
-    row = views.suite_releases(overview, suite).set_index("release").loc[release]
-    table = views.lottery_table(catalog, overview, suite, report_id, int(row["runs_max"]))
+    overview = summary.report_overview(catalog)
+    row = releases.suite_releases(overview, suite).set_index("release").loc[release]
+    table = lottery.lottery_table(catalog, overview, suite, report_id, int(row["runs_max"]))
     assert len(table) >= 2, "need two lottery cases to tell a deep link from the default"
     case = table.iloc[-1]  # the default is the first-ranked one
-    key = views.case_link_key(case["case_id"], int(case["case_idx"]))
+    key = cases.case_link_key(case["case_id"], int(case["case_idx"]))
 
     run(at)
     link(at, suite=suite, release=release, case=key)
@@ -368,19 +369,19 @@ def test_lottery_k_and_release_change_the_table(
     assert list(frame(at)["pass_hat_k"]) != list(table["pass_hat_k"])
 
     # A release from before 0.18 has no trials: the page says so and shows what it has.
-    overview = service.report_overview(catalog)
-    releases = views.suite_releases(overview, suite)
-    old = releases[(releases["cases_with_trials"] == 0)]
+    overview = summary.report_overview(catalog)
+    shown_releases = releases.suite_releases(overview, suite)
+    old = shown_releases[(shown_releases["cases_with_trials"] == 0)]
     for rel in old.itertuples(index=False):
         ok(run(at.selectbox(key="lottery_release").set_value(rel.release)), "Lottery cases")
         said = warnings(at)
         if any("keeps only the last run's output" in w for w in said):
             assert not at.html
             # the last run's output, read back from the file
-            shown = views.lottery_table(
+            shown = lottery.lottery_table(
                 catalog, overview, suite, rel.report_id, at.selectbox(key="lottery_k").value
             )
-            chosen = views.find_case(shown, at.selectbox(key="lottery_case").value)
+            chosen = cases.find_case(shown, at.selectbox(key="lottery_case").value)
             case_idx = int(chosen.iloc[0]["case_idx"])
             data = json.loads((shared_reports / rel.file).read_text())
             assert [c.value for c in at.code][-1] == data["cases"][case_idx - 1]["output"]
@@ -394,21 +395,21 @@ def test_lottery_diff_follows_the_chosen_case(at: AppTest, catalog: Any) -> None
     run(at)
     link(at, suite=suite, release=release)
     open_page(at, "lottery")
-    cases = views.lottery_table(
+    ranked = lottery.lottery_table(
         catalog,
-        service.report_overview(catalog),
+        summary.report_overview(catalog),
         suite,
         report_id,
         at.selectbox(key="lottery_k").value,
     )
-    by_key = {views.case_link_key(r.case_id, r.case_idx): r.case_idx for r in cases.itertuples()}
+    by_key = {cases.case_link_key(r.case_id, r.case_idx): r.case_idx for r in ranked.itertuples()}
     assert len(by_key) >= 2
     keys = list(by_key)
     wrong = []
     for case_key in [*keys[1:], keys[0]]:  # visit every case, coming back to the first
         ok(run(at.selectbox(key="lottery_case").set_value(case_key)), "Lottery cases")
         assert at.selectbox(key="lottery_case").value == case_key
-        trials = views.case_trials(catalog, report_id, by_key[case_key])
+        trials = cases.case_trials(catalog, report_id, by_key[case_key])
         if not at.html:
             continue
         shown = at.html[0].value
@@ -466,7 +467,7 @@ def test_gates_deep_link_and_agent_error_policy(at: AppTest) -> None:
     assert at.selectbox(key="gates_k").value == 2
     before = frame(at)
     ok(run(at.toggle(key="count_agent_errors").set_value(True)), "Gates")
-    assert "Policy: " + views.policy_label(True) in captions(at)
+    assert "Policy: " + estimates.policy_label(True) in captions(at)
     assert list(frame(at)["n_cases"]) != list(before["n_cases"])
 
 
@@ -551,5 +552,5 @@ def test_reload_picks_up_a_new_report(own_reports: Path, at: AppTest) -> None:
     ok(run(at.button[0].click()), "Data")  # the sidebar's "Reload reports"
     after = set(frame(at, 0)["file"])
     assert after == before | {"reloaded.json"}
-    ok(run(at.switch_page("app_pages/releases.py")), "Releases")
+    ok(run(at.switch_page("page_scripts/releases.py")), "Releases")
     assert "reloaded-agent" in at.selectbox(key="releases_suite").options

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from report_files import is_report
 
-from dashboard import cli
+from dashboard.cli import main as cli
 from dashboard.data.catalog import MEMORY
 
 REPO = Path(__file__).resolve().parents[1]

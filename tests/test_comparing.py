@@ -37,9 +37,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_files import case, write_report
 
-from dashboard import comparing
+from dashboard.analysis import comparing
+from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
-from dashboard.service import refresh_catalog
 from dashboard.stats import pass_hat_k
 from dashboard.stats.paired import paired_bootstrap_ci
 
@@ -184,7 +184,7 @@ def test_slice_keeps_cases_tagged_in_either_release(con: Any) -> None:
 
 
 def test_unknown_names_are_refused(con: Any) -> None:
-    from dashboard.gating import UnknownName
+    from dashboard.analysis.releases import UnknownName
 
     with pytest.raises(UnknownName, match="no release 'v3'"):
         comparing.compare_releases(con, "svc", "v1", "v3")

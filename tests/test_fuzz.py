@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dashboard import service
+from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -108,8 +108,8 @@ def _numbers(document: dict[str, Any], file: str) -> Any:
 
 def _load(root: Path) -> dict[str, Any]:
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, root)
-    return service.summary_json(con)
+    loading.refresh_catalog(con, root)
+    return summary.summary_json(con)
 
 
 @settings(

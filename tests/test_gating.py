@@ -30,9 +30,10 @@ import pytest
 from cli_run import run_cli
 from report_files import case, write_report
 
-from dashboard import gating
+from dashboard.analysis import gating, policy, releases, summary
+from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
-from dashboard.service import refresh_catalog
+from dashboard.render import gate_report
 
 Z2 = 1.959963984540054**2  # the 97.5% normal quantile, squared
 
@@ -70,8 +71,8 @@ def con(reports: Path) -> Iterator[Any]:
     connection.close()
 
 
-def rule(**kwargs: Any) -> gating.GateRule:
-    return gating.make_rule(**kwargs)
+def rule(**kwargs: Any) -> policy.GateRule:
+    return policy.make_rule(**kwargs)
 
 
 # ---- verdicts ----------------------------------------------------------------------------
@@ -83,7 +84,7 @@ def test_slice_gate_on_the_point_estimate_passes(con: Any) -> None:
     assert result.verdict.verdict == "PASSED"
     assert result.verdict.value == 1.0 and result.verdict.n_cases == 2
     assert result.verdict.ci_low == pytest.approx(1 / (1 + Z2 / 2))
-    assert result.line() == (
+    assert gate_report.rule_line(result) == (
         "[risk_tier:safety] pass^4 gate PASSED: value 1.000 >= required 1.000 "
         "(pass^4 = 1.000, CI [0.342, 1.000], 2 cases)"
     )
@@ -97,7 +98,7 @@ def test_slice_gate_on_the_ci_lower_bound_fails_with_no_case_to_blame(con: Any) 
     )
     (result,) = report.results
     assert result.verdict.verdict == "FAILED" and result.holding == ()
-    text = gating.render_text(report)
+    text = gate_report.render_text(report)
     assert "CI lower bound 0.342 < required 0.500" in text
     assert "held down by the number of cases (2) alone" in text
 
@@ -113,7 +114,9 @@ def test_failure_lists_the_cases_holding_it_down_lowest_first(con: Any) -> None:
         ("D standard", 2, 5, 0.0),
         ("C standard", 4, 5, pytest.approx(0.2)),
     ]
-    assert result.line().startswith("pass^4 gate FAILED: value 0.533 < required 0.600 (pass^4")
+    assert gate_report.rule_line(result).startswith(
+        "pass^4 gate FAILED: value 0.533 < required 0.600 (pass^4"
+    )
 
 
 def test_pass_at_k_gate(con: Any) -> None:
@@ -127,7 +130,7 @@ def test_pass_at_k_gate(con: Any) -> None:
 def test_unknown_when_k_exceeds_the_recorded_runs(con: Any) -> None:
     (result,) = gating.run_gate(con, "toy", "v1", [rule(k=6, min_ci_low=0.0)]).results
     assert result.verdict.verdict == "UNKNOWN" and not result.passed
-    assert result.line() == (
+    assert gate_report.rule_line(result) == (
         "pass^6 gate UNKNOWN (fails): UNKNOWN — k=6 exceeds the 5 trials of each case; "
         "rerun with --runs >= 6 or pass k <= 5. multivon-eval does not extrapolate."
     )
@@ -140,7 +143,7 @@ def test_unknown_when_a_slice_has_no_evaluated_cases(con: Any) -> None:
     ).results
     assert result.verdict.verdict == "UNKNOWN"
     assert "slice team:infra has no evaluated cases in release v1 (its 1 cases: 1 model_error)" in (
-        result.line()
+        gate_report.rule_line(result)
     )
 
 
@@ -150,7 +153,9 @@ def test_unknown_when_the_release_has_no_case_with_the_tag(con: Any) -> None:
         con, "toy", "v0", [rule(k=1, min_value=0.0, slice="risk_tier:standard")]
     ).results
     assert result.verdict.verdict == "UNKNOWN"
-    assert "no case of release v0 carries the tag risk_tier:standard" in result.line()
+    assert "no case of release v0 carries the tag risk_tier:standard" in gate_report.rule_line(
+        result
+    )
 
 
 def test_all_pass_suite_wilson_bound_stays_below_one(con: Any) -> None:
@@ -169,26 +174,27 @@ def test_all_pass_suite_wilson_bound_stays_below_one(con: Any) -> None:
 
 def test_latest_is_the_newest_release_and_unknown_names_are_refused(con: Any) -> None:
     assert gating.run_gate(con, "toy", "latest", [rule(k=1, min_value=0.0)]).release == "v1"
-    with pytest.raises(gating.UnknownName, match="no suite named 'nope'.*allpass, toy"):
+    with pytest.raises(releases.UnknownName, match="no suite named 'nope'.*allpass, toy"):
         gating.run_gate(con, "nope", "latest", [rule(k=1, min_value=0.0)])
-    with pytest.raises(gating.UnknownName, match="has no release 'v9'.*'v0', 'v1'"):
+    with pytest.raises(releases.UnknownName, match="has no release 'v9'.*'v0', 'v1'"):
         gating.run_gate(con, "toy", "v9", [rule(k=1, min_value=0.0)])
-    with pytest.raises(gating.UnknownName, match="carries the tag 'risk_tier:typo'"):
+    with pytest.raises(releases.UnknownName, match="carries the tag 'risk_tier:typo'"):
         gating.run_gate(con, "toy", "v1", [rule(k=1, min_value=0.0, slice="risk_tier:typo")])
 
 
 def test_gate_agrees_with_the_gates_page(con: Any) -> None:
-    from dashboard import service, views
 
-    table = views.gate_table(
-        con, service.report_overview(con), "toy", 4, [("risk_tier:safety", 0.3)]
+    table = gating.gate_table(
+        con, summary.report_overview(con), "toy", 4, [("risk_tier:safety", 0.3)]
     )
     page = table[table["release"] == "v1"].iloc[0]
     (result,) = gating.run_gate(
         con, "toy", "v1", [rule(k=4, min_ci_low=0.3, slice="risk_tier:safety")]
     ).results
     assert page["verdict"] == result.verdict.verdict == "PASSED"
-    assert page["detail"] == result.verdict.line()
+    assert gate_report.gate_table_shown(table)[table["release"] == "v1"].iloc[0]["detail"] == (
+        gate_report.verdict_line(result.verdict)
+    )
 
 
 # ---- policy files ------------------------------------------------------------------------
@@ -216,18 +222,18 @@ min_value = 0.8          # pass@4 = 5/6 = 0.833         -> PASSED
 def test_policy_parses_into_rules(tmp_path: Path) -> None:
     path = tmp_path / "policy.toml"
     path.write_text(MIXED_POLICY, encoding="utf-8")
-    rules = gating.read_policy(path)
+    rules = policy.read_policy(path)
     assert rules == [
-        gating.GateRule("pass^k", 4, 1.0, "value", "risk_tier:safety", "safety never flaky"),
-        gating.GateRule("pass^k", 4, 0.9, "ci_low", None, "suite reliable"),
-        gating.GateRule("pass@k", 4, 0.8, "value", None, ""),
+        policy.GateRule("pass^k", 4, 1.0, "value", "risk_tier:safety", "safety never flaky"),
+        policy.GateRule("pass^k", 4, 0.9, "ci_low", None, "suite reliable"),
+        policy.GateRule("pass@k", 4, 0.8, "value", None, ""),
     ]
 
 
 def test_policy_with_mixed_results(con: Any) -> None:
-    report = gating.run_gate(con, "toy", "v1", gating.parse_policy(MIXED_POLICY, "p.toml"))
+    report = gating.run_gate(con, "toy", "v1", policy.parse_policy(MIXED_POLICY, "p.toml"))
     assert [r.verdict.verdict for r in report.results] == ["PASSED", "FAILED", "PASSED"]
-    lines = gating.render_text(report).splitlines()
+    lines = gate_report.render_text(report).splitlines()
     assert lines[0] == ("relidash gate: suite toy, release v1 (toy/v1.json; agent errors excluded)")
     assert lines[1].startswith("safety never flaky [risk_tier:safety] pass^4 gate PASSED")
     assert lines[2].startswith("suite reliable pass^4 gate FAILED: CI lower bound")
@@ -257,17 +263,17 @@ def test_policy_with_mixed_results(con: Any) -> None:
     ],
 )
 def test_policy_errors_name_the_file_and_the_key(text: str, message: str) -> None:
-    with pytest.raises(gating.PolicyError, match=message):
-        gating.parse_policy(text, "p.toml")
+    with pytest.raises(policy.PolicyError, match=message):
+        policy.parse_policy(text, "p.toml")
 
 
 def test_missing_policy_file(tmp_path: Path) -> None:
-    with pytest.raises(gating.PolicyError, match="no such policy file"):
-        gating.read_policy(tmp_path / "absent.toml")
+    with pytest.raises(policy.PolicyError, match="no such policy file"):
+        policy.read_policy(tmp_path / "absent.toml")
 
 
 def test_example_policy_in_the_repository_parses() -> None:
-    rules = gating.read_policy(Path(__file__).parents[1] / "examples" / "gate-policy.toml")
+    rules = policy.read_policy(Path(__file__).parents[1] / "examples" / "gate-policy.toml")
     assert any(r.slice == "risk_tier:safety" and r.uses == "value" for r in rules)
     assert any(r.slice is None and r.uses == "ci_low" for r in rules)
 
@@ -279,8 +285,8 @@ def test_github_markdown(con: Any, reports: Path) -> None:
     hostile = "Close <b>ticket</b> | now"
     write_report(reports, "toy", "v2", [*TOY_V1, case(hostile, 1, tags=["risk_tier:safety"])])
     refresh_catalog(con, reports)
-    report = gating.run_gate(con, "toy", "v2", gating.parse_policy(MIXED_POLICY, "p.toml"))
-    text = gating.render_markdown(report)
+    report = gating.run_gate(con, "toy", "v2", policy.parse_policy(MIXED_POLICY, "p.toml"))
+    text = gate_report.render_markdown(report)
     assert text.startswith("## ❌ relidash gate FAILED: toy v2\n")
     assert "| ❌ FAILED | safety never flaky: pass^4 value | risk\\_tier:safety |" in text
     assert "| ✅ PASSED | pass@4 value | all cases |" in text
@@ -293,8 +299,8 @@ def test_github_markdown(con: Any, reports: Path) -> None:
 
 
 def test_junit_xml_has_one_test_case_per_rule(con: Any) -> None:
-    rules = [*gating.parse_policy(MIXED_POLICY, "p.toml"), rule(k=6, min_value=0.0)]
-    root = ET.fromstring(gating.render_junit(gating.run_gate(con, "toy", "v1", rules)))
+    rules = [*policy.parse_policy(MIXED_POLICY, "p.toml"), rule(k=6, min_value=0.0)]
+    root = ET.fromstring(gate_report.render_junit(gating.run_gate(con, "toy", "v1", rules)))
     suite = root.find("testsuite")
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures")) == ("4", "2")

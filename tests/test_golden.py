@@ -1,6 +1,6 @@
 """Golden tests: real reports written by real multivon-eval versions, and the numbers
-multivon-eval 0.20.0 itself computes for them (`expected_numbers.json`, written by
-tools/upstream_numbers.py).
+multivon-eval 0.20.0 itself computes for them (tests/expected/<set>.json, written by
+tools/upstream_numbers.py through `tools/make_fixtures.py --only-numbers`).
 
 For every report under tests/fixtures/ and sample_reports/, the `relidash summary --json
 --by file` document, built once through the service functions on an in-memory catalog
@@ -8,6 +8,10 @@ and once through the CLI entry point, must give upstream's pass@k and pass^k for
 (value, CI bounds to 1e-9, the UNKNOWN reason text), upstream's case counts and run
 count, and upstream's lottery set (our ranking differs on purpose; upstream's float-noise
 members, whose exact pass@k - pass^k is 0, are left out of the comparison).
+
+Each set of reports has one oracle file, named below; a file upstream refuses
+(`from_dict_error`) fails the test unless EXPECTED_REFUSED lists it, with the reason it is
+kept and what relidash shows for it.
 """
 
 from __future__ import annotations
@@ -24,13 +28,26 @@ from typing import Any
 
 import pytest
 
-from dashboard import cli, service
+from dashboard.analysis import loading, summary
+from dashboard.cli import main as cli
 from dashboard.data.catalog import MEMORY, open_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT_DIRS = {"fixtures": REPO / "tests" / "fixtures", "sample_reports": REPO / "sample_reports"}
+# Upstream's numbers for each set, keyed by path relative to the set's directory: the
+# files tools/make_fixtures.py writes (expected_path), named here so that a moved or
+# renamed file fails the test instead of being looked for elsewhere.
+ORACLES = {
+    "fixtures": REPO / "tests" / "expected" / "fixtures.json",
+    "sample_reports": REPO / "tests" / "expected" / "sample_reports.json",
+}
+# Reports multivon-eval's from_dict refuses that are kept on purpose, by "<set>/<path>":
+# "reason" (why it is kept), "upstream_error" (a part of upstream's from_dict_error) and
+# what relidash shows for it, pinned: either "problem" (a part of the reason of the one
+# file problem it lists instead of loading the file) or "cases" (the case counts of the
+# report it loads). None today: every real report of both sets is one upstream reads.
+EXPECTED_REFUSED: dict[str, dict[str, Any]] = {}
 TOLERANCE = 1e-9
-SKIP_DIRS = {".git", ".venv", ".venv-upstream", "node_modules", "__pycache__", ".hypothesis"}
 FORMAT_RANGES = {  # the format labels of issue 2, as inclusive (minor) version ranges
     "0.4-": (0, 4),
     "0.5-0.6": (5, 6),
@@ -66,50 +83,11 @@ def report_files(root: Path) -> list[str]:
     return found
 
 
-def _expected_candidates() -> list[Path]:
-    """JSON files that may hold upstream's numbers: expected*.json, or anything in expected/."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(REPO):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        in_expected_dir = Path(dirpath).name == "expected"
-        for name in sorted(filenames):
-            if name.endswith(".json") and (in_expected_dir or name.startswith("expected")):
-                found.append(Path(dirpath) / name)
-    return found
-
-
-def _normalised(expected: dict[str, Any], root: Path) -> dict[str, dict[str, Any]]:
-    """Keys made relative to root: they may be relative to root or to the repository."""
-    out = {}
-    for key, numbers in expected.items():
-        if not isinstance(numbers, dict) or "pass_at_k" not in numbers:
-            continue
-        if (root / key).is_file():
-            out[Path(key).as_posix()] = numbers
-        elif (REPO / key).is_file() and (REPO / key).resolve().is_relative_to(root.resolve()):
-            out[(REPO / key).resolve().relative_to(root.resolve()).as_posix()] = numbers
-    return out
-
-
-def expected_numbers(root: Path) -> dict[str, dict[str, Any]]:
-    """Upstream's numbers for the reports under root, from whichever file covers them best.
-
-    The fixture generator has moved these files before (expected_numbers.json inside each
-    reports directory, then tests/expected/<name>.json), so they are found by content: the
-    candidate whose keys name the most report files under root, the newest on a tie.
-    """
-    wanted = set(report_files(root))
-    best: tuple[int, int] = (0, 0)
-    chosen: dict[str, dict[str, Any]] = {}
-    for candidate in _expected_candidates():
-        data = _load_json(candidate)
-        if not isinstance(data, dict):
-            continue
-        numbers = _normalised(data, root)
-        score = (len(wanted & set(numbers)), candidate.stat().st_mtime_ns)
-        if score[0] and score > best:
-            best, chosen = score, numbers
-    return chosen
+def expected_numbers(label: str) -> dict[str, dict[str, Any]]:
+    """Upstream's numbers for the reports of one set, from its oracle file."""
+    numbers = _load_json(ORACLES[label])
+    assert isinstance(numbers, dict), f"{ORACLES[label]} is missing or not a JSON object"
+    return numbers
 
 
 def golden_params() -> list[Any]:
@@ -130,8 +108,8 @@ def documents() -> dict[tuple[str, str], dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for label, root in REPORT_DIRS.items():
         con = open_catalog(MEMORY)
-        service.refresh_catalog(con, root)
-        out[("service", label)] = service.summary_json(con, by="file")
+        loading.refresh_catalog(con, root)
+        out[("service", label)] = summary.summary_json(con, by="file")
         con.close()
         stdout, stderr = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -143,7 +121,7 @@ def documents() -> dict[tuple[str, str], dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def upstream() -> dict[str, dict[str, dict[str, Any]]]:
-    return {label: expected_numbers(root) for label, root in REPORT_DIRS.items()}
+    return {label: expected_numbers(label) for label in REPORT_DIRS}
 
 
 def _record(document: dict[str, Any], rel: str) -> dict[str, Any]:
@@ -175,7 +153,37 @@ def test_every_report_has_upstream_numbers(upstream: dict[str, Any]) -> None:
         files = report_files(root)
         assert files, f"no reports found under {root}"
         missing = sorted(set(files) - set(upstream[label]))
-        assert not missing, f"no expected_numbers entry for {label}: {missing}"
+        assert not missing, f"no entry in {ORACLES[label].name} for {label}: {missing}"
+        stale = sorted(set(upstream[label]) - set(files))
+        assert not stale, f"{ORACLES[label].name} names no report under {root}: {stale}"
+    for key, entry in EXPECTED_REFUSED.items():
+        label, _, rel = key.partition("/")
+        assert label in REPORT_DIRS and rel in report_files(REPORT_DIRS[label]), key
+        assert entry.get("reason") and entry.get("upstream_error"), key
+        assert "cases" in entry or "problem" in entry, f"{key}: pin what relidash shows"
+
+
+def refused_files(label: str) -> dict[str, dict[str, Any]]:
+    """EXPECTED_REFUSED entries of one set, by path relative to its directory."""
+    prefix = f"{label}/"
+    return {
+        key.removeprefix(prefix): entry
+        for key, entry in EXPECTED_REFUSED.items()
+        if key.startswith(prefix)
+    }
+
+
+def assert_shown_as_pinned(document: dict[str, Any], rel: str, pinned: dict[str, Any]) -> None:
+    """A report upstream refuses is shown as EXPECTED_REFUSED says: loaded with those case
+    counts, or not loaded; and with that problem listed, when one is named."""
+    records = [r for r in document["reports"] if r["file"] == rel]
+    reasons = [p["reason"] for p in document["problems"] if p["file"] == rel]
+    if "cases" in pinned:
+        assert [r["cases"] for r in records] == [pinned["cases"]], f"{rel}: {reasons}"
+    else:
+        assert records == [], f"{rel} was loaded; EXPECTED_REFUSED says it is not"
+    if "problem" in pinned:
+        assert any(pinned["problem"] in reason for reason in reasons), f"{rel}: {reasons}"
 
 
 @pytest.mark.parametrize(("label", "rel", "source"), golden_params())
@@ -188,11 +196,20 @@ def test_numbers_equal_upstream(
 ) -> None:
     expected = upstream[label].get(rel)
     assert expected is not None, f"no upstream numbers for {label}/{rel}"
-    record = _record(documents[(source, label)], rel)
-    if expected.get("from_dict_error"):
-        # multivon-eval refused the file itself: there are no numbers to compare, but
-        # relidash must still have shown it (loaded, with any problems listed).
+    error = expected.get("from_dict_error")
+    pinned = refused_files(label).get(rel)
+    if pinned is not None:
+        assert error, f"{label}/{rel} is in EXPECTED_REFUSED, but multivon-eval reads it now"
+        assert pinned["upstream_error"] in error, error
+        assert_shown_as_pinned(documents[(source, label)], rel, pinned)
         return
+    # No numbers to compare against is no pass: a refused file is either an accident of
+    # the fixtures or a case worth pinning.
+    assert not error, (
+        f"multivon-eval refuses {label}/{rel} ({error}): remove it, or list it in "
+        "EXPECTED_REFUSED with why it is kept and what relidash shows for it"
+    )
+    record = _record(documents[(source, label)], rel)
     assert record["suite"] == expected["suite"]
     assert record["cases"]["total"] == expected["total"]
     assert record["cases"]["evaluated"] == expected["evaluated"]
@@ -230,19 +247,21 @@ def test_service_and_cli_give_the_same_document(
 def test_only_non_report_files_are_file_problems(
     documents: dict[tuple[str, str], dict[str, Any]], label: str
 ) -> None:
-    """Every JSON file is a loaded report or a listed problem (expected_numbers.json is one)."""
+    """Every JSON file is a loaded report or a listed problem (a non-report, or a report
+    upstream refuses that EXPECTED_REFUSED says relidash does not load)."""
     root = REPORT_DIRS[label]
     document = documents[("service", label)]
+    unloaded = {rel for rel, pinned in refused_files(label).items() if "cases" not in pinned}
     reports = set(report_files(root))
     loaded = {r["file"] for r in document["reports"]}
-    assert loaded == reports
+    assert loaded == reports - unloaded
     all_json = {
         p.relative_to(root).as_posix()
         for p in root.rglob("*.json")
         if not any(part.startswith(".") for part in p.relative_to(root).parts)
     }
     file_problems = {p["file"] for p in document["problems"] if p.get("scope", "file") == "file"}
-    assert file_problems == all_json - reports
+    assert file_problems == (all_json - reports) | unloaded
     for problem in document["problems"]:
         if problem["file"] in all_json - reports:
             assert "not a multivon-eval report" in problem["reason"]
@@ -252,8 +271,10 @@ def test_only_non_report_files_are_file_problems(
 def test_unedited_reports_have_no_report_problems(
     documents: dict[tuple[str, str], dict[str, Any]], label: str
 ) -> None:
-    """Files exactly as multivon-eval wrote them raise no warning (only non-reports do)."""
-    reports = set(report_files(REPORT_DIRS[label]))
+    """Files exactly as multivon-eval wrote them raise no warning (only non-reports do, and
+    the refused reports EXPECTED_REFUSED pins a problem for)."""
+    pinned = {rel for rel, entry in refused_files(label).items() if "problem" in entry}
+    reports = set(report_files(REPORT_DIRS[label])) - pinned
     noisy = [p for p in documents[("service", label)]["problems"] if p["file"] in reports]
     assert noisy == []
 

@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import service
+from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +19,14 @@ FIXTURE = ROOT / "tests" / "fixtures" / "mv-0.18.0_early-stop_runs8.json"
 HOSTILE_SUITE = "x'); DROP TABLE reports; --\u202e../../etc \x1b[31m"
 HOSTILE_TAG = 'risk_tier:"; DELETE FROM cases; --'
 HOSTILE_ID = "../../../../etc/passwd\u200f" + "A" * 5000
+HOSTILE_RELEASE = "v1 <script>alert(1)</script>"
+WEIRD_TAG = "\x00weird\ttag"
+# A last line added to every transcript: the diff on the Lottery page must show it as
+# these characters, i.e. escaped into the HTML it builds.
+HOSTILE_OUTPUT = "[assistant] <script>alert(2)</script> & <img src=x onerror=alert(3)>"
+ESCAPED_OUTPUT = (
+    "[assistant] &lt;script&gt;alert(2)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(3)&gt;"
+)
 
 
 def hostile_report(tmp_path: Path) -> Path:
@@ -26,9 +34,11 @@ def hostile_report(tmp_path: Path) -> Path:
     reports.mkdir()
     data = json.loads(FIXTURE.read_text())
     data["suite"] = HOSTILE_SUITE
-    data["model"] = "v1 <script>alert(1)</script>"
+    data["model"] = HOSTILE_RELEASE
     for case in data["cases"]:
-        case["tags"] = [*case.get("tags", []), HOSTILE_TAG, "\x00weird\ttag"]
+        case["tags"] = [*case.get("tags", []), HOSTILE_TAG, WEIRD_TAG]
+        for trial in case.get("trials") or []:
+            trial["output"] = f"{trial['output']}\n{HOSTILE_OUTPUT}"
     data["cases"][0]["case_id"] = HOSTILE_ID
     (reports / "hostile.json").write_text(json.dumps(data))
     return reports
@@ -37,8 +47,8 @@ def hostile_report(tmp_path: Path) -> Path:
 def test_hostile_names_load_bound_and_unchanged(tmp_path: Path) -> None:
     reports = hostile_report(tmp_path)
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, reports)
-    document = service.summary_json(con)
+    loading.refresh_catalog(con, reports)
+    document = summary.summary_json(con)
     (report,) = document["reports"]
     assert report["suite"] == HOSTILE_SUITE  # stored as given, not interpreted
     assert con.execute("SELECT count(*) FROM cases").fetchall()[0][0] == len(
@@ -48,25 +58,56 @@ def test_hostile_names_load_bound_and_unchanged(tmp_path: Path) -> None:
     assert HOSTILE_TAG in tags
 
 
+def markdown_rendered(at: AppTest) -> list[tuple[str, bool]]:
+    """(text, whether HTML in it is rendered) of every element Streamlit renders as Markdown."""
+    blocks = [(m.value, m.allow_html) for m in [*at.markdown, *at.caption]]
+    alerts = [*at.success, *at.info, *at.warning, *at.error]
+    return blocks + [(a.value, False) for a in alerts]  # an alert never renders HTML
+
+
 def test_every_page_renders_hostile_names_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each page shows the report's strings exactly as written, as text: in widgets and
+    tables (which never interpret them), in Markdown only with HTML off (Streamlit then
+    shows the tags as typed), and in the transcript diff escaped by relidash itself."""
     reports = hostile_report(tmp_path)
     monkeypatch.setenv("RELIDASH_REPORTS", str(reports))
     monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
     st.cache_data.clear()
     st.cache_resource.clear()
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=90)
+    first_case_tags = json.loads(FIXTURE.read_text())["cases"][0]["tags"]
+    risk_tier = next(t for t in first_case_tags if t.startswith("risk_tier:"))
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app" / "main.py"), default_timeout=90)
     at.run()
+    fragments = ("DROP TABLE", "<script>", "DELETE FROM", "etc/passwd", "weird", "<img")
     for page in ("releases", "slices", "lottery", "gates", "data"):
-        at.switch_page(f"app_pages/{page}.py").run()
+        at.switch_page(f"page_scripts/{page}.py")
+        if page == "slices":  # the slice that holds the case with the hostile id
+            at.query_params.update({"dim": "risk_tier", "slice": risk_tier.split(":", 1)[1]})
+        at.run()
         assert not at.exception, page
-    at.switch_page("app_pages/slices.py")
-    at.query_params.update({"dim": "risk_tier"})
-    at.run()
-    assert not at.exception
-    for block in at.markdown:  # nothing from the report became markup
-        assert "<script>" not in block.value
+        for text, allow_html in markdown_rendered(at):
+            if any(fragment in text for fragment in fragments):
+                assert not allow_html, f"{page}: report text rendered as HTML: {text!r}"
+        suites = [s for s in at.selectbox if s.label == "Suite"]
+        if page != "data":
+            assert [(s.options, s.value) for s in suites] == [([HOSTILE_SUITE], HOSTILE_SUITE)]
+        tables = [d.value for d in at.dataframe]
+        if page == "releases":
+            assert list(tables[0]["release"]) == [HOSTILE_RELEASE]
+        elif page == "slices":
+            assert any(HOSTILE_ID in list(t.get("case_id", [])) for t in tables), page
+        elif page == "lottery":
+            (diff,) = at.get("html")
+            assert ESCAPED_OUTPUT in diff.value
+            assert "<script>" not in diff.value and "<img" not in diff.value
+        elif page == "gates":
+            (slices,) = at.multiselect
+            assert {HOSTILE_TAG, WEIRD_TAG} <= set(slices.options)
+        elif page == "data":
+            row = tables[0].iloc[0]
+            assert (row["suite"], row["release"]) == (HOSTILE_SUITE, HOSTILE_RELEASE)
 
 
 def test_a_trial_list_that_disagrees_with_its_counts_is_left_out(tmp_path: Path) -> None:
@@ -78,8 +119,8 @@ def test_a_trial_list_that_disagrees_with_its_counts_is_left_out(tmp_path: Path)
     (reports / "edited.json").write_text(json.dumps(data))
     shutil.copy(FIXTURE, reports / "original.json")
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, reports)
-    problems = service.summary_json(con)["problems"]
+    loading.refresh_catalog(con, reports)
+    problems = summary.summary_json(con)["problems"]
     (problem,) = [p for p in problems if p["file"] == "edited.json"]
     assert problem["scope"] == "case" and "trials but runs is" in problem["reason"]
     excluded = con.execute(
@@ -104,8 +145,8 @@ def test_a_wrong_type_holding_multibyte_text_is_one_problem(tmp_path: Path) -> N
     (reports / "mutant.json").write_text(json.dumps(data))
     shutil.copy(FIXTURE, reports / "good.json")
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, reports)
-    document = service.summary_json(con)
+    loading.refresh_catalog(con, reports)
+    document = summary.summary_json(con)
     assert [p["file"] for p in document["problems"]] == ["mutant.json"]
     assert "wrong type" in document["problems"][0]["reason"]
     assert [r["file"] for r in document["reports"]] == ["good.json"]
@@ -122,7 +163,7 @@ def test_a_stored_block_with_a_malformed_interval_is_a_report_problem(
     data["summary"]["pass_hat_k"]["ci_95"] = ci
     (reports / "edited.json").write_text(json.dumps(data))
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, reports)
-    document = service.summary_json(con)
+    loading.refresh_catalog(con, reports)
+    document = summary.summary_json(con)
     assert [r["file"] for r in document["reports"]] == ["edited.json"]
     assert [(p["file"], p["scope"]) for p in document["problems"]] == [("edited.json", "report")]

@@ -23,7 +23,8 @@ import duckdb
 import pytest
 from report_files import is_report
 
-from dashboard import cli, service
+from dashboard.analysis import loading, summary
+from dashboard.cli import main as cli
 from dashboard.data import catalog, ingest, scan
 from dashboard.data.catalog import (
     MEMORY,
@@ -63,8 +64,8 @@ def load(root: Path, **kwargs: Any) -> tuple[dict[str, Any], IngestResult]:
     """Load root into a fresh in-memory catalog; the summary document and the load result."""
     con = open_catalog(MEMORY)
     try:
-        result = service.refresh_catalog(con, root, **kwargs)
-        return service.summary_json(con, by="file"), result
+        result = loading.refresh_catalog(con, root, **kwargs)
+        return summary.summary_json(con, by="file"), result
     finally:
         con.close()
 
@@ -552,12 +553,12 @@ def test_second_load_parses_nothing(reports_dir: Path, file_catalog: Callable[[P
     (reports_dir / "empty.json").write_bytes(b"")
     set_old_mtimes(reports_dir)
     con = file_catalog(reports_dir)
-    first = service.refresh_catalog(con, reports_dir)
-    document = service.summary_json(con)
-    second = service.refresh_catalog(con, reports_dir)
+    first = loading.refresh_catalog(con, reports_dir)
+    document = summary.summary_json(con)
+    second = loading.refresh_catalog(con, reports_dir)
     assert first.parsed == first.files > 0
     assert (second.parsed, second.unchanged, second.removed) == (0, first.files, 0)
-    assert service.summary_json(con) == document
+    assert summary.summary_json(con) == document
 
 
 def test_metrics_computed_during_the_load_equal_those_computed_after(reports_dir: Path) -> None:
@@ -567,10 +568,10 @@ def test_metrics_computed_during_the_load_equal_those_computed_after(reports_dir
     for during_load in (True, False):
         con = open_catalog(MEMORY)
         if during_load:
-            service.refresh_catalog(con, sample)
+            loading.refresh_catalog(con, sample)
         else:
             ingest.ingest_directory(con, sample)
-            assert service.compute_pending_metrics(con) > 0
+            assert loading.compute_pending_metrics(con) > 0
         tables.append(
             [
                 con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
@@ -592,16 +593,16 @@ def test_touched_but_unchanged_file_is_not_parsed(
 ) -> None:
     set_old_mtimes(reports_dir)
     con = file_catalog(reports_dir)
-    service.refresh_catalog(con, reports_dir)
-    document = service.summary_json(con)
+    loading.refresh_catalog(con, reports_dir)
+    document = summary.summary_json(con)
     touched = reports_dir / small_reports[0].name
     os.utime(touched, ns=(OLD_NS + 10**9, OLD_NS + 10**9))
-    result = service.refresh_catalog(con, reports_dir)
+    result = loading.refresh_catalog(con, reports_dir)
     assert result.parsed == 0 and result.unchanged == result.files
-    assert service.summary_json(con) == document
+    assert summary.summary_json(con) == document
     os.utime(touched)  # now: a racy mtime is digested again, still not parsed
-    assert service.refresh_catalog(con, reports_dir).parsed == 0
-    assert service.refresh_catalog(con, reports_dir).parsed == 0
+    assert loading.refresh_catalog(con, reports_dir).parsed == 0
+    assert loading.refresh_catalog(con, reports_dir).parsed == 0
 
 
 def test_changed_file_is_parsed_alone(
@@ -609,8 +610,8 @@ def test_changed_file_is_parsed_alone(
 ) -> None:
     set_old_mtimes(reports_dir)
     con = file_catalog(reports_dir)
-    service.refresh_catalog(con, reports_dir)
-    before = records(service.summary_json(con))
+    loading.refresh_catalog(con, reports_dir)
+    before = records(summary.summary_json(con))
     source = report_with(
         lambda d: "pass_at_k" not in d["summary"] and any(c["runs"] > 1 for c in d["cases"]),
         small_reports,
@@ -619,9 +620,9 @@ def test_changed_file_is_parsed_alone(
     for case in data["cases"]:
         case["run_pass_rate"] = 1.0
     write(reports_dir / source.name, data)
-    result = service.refresh_catalog(con, reports_dir)
+    result = loading.refresh_catalog(con, reports_dir)
     assert result.parsed == 1
-    after = records(service.summary_json(con))
+    after = records(summary.summary_json(con))
     assert after[source.name]["pass_hat_k"] != before[source.name]["pass_hat_k"]
     assert after[source.name]["lottery"] == []
     for name in before.keys() - {source.name}:
@@ -637,16 +638,16 @@ def test_racy_same_size_rewrite_is_noticed(
     future = time.time_ns() + 3600 * 10**9  # racy for sure: newer than the load itself
     os.utime(path, ns=(future, future))
     con = file_catalog(reports_dir)
-    service.refresh_catalog(con, reports_dir)
-    before = records(service.summary_json(con))[source.name]
+    loading.refresh_catalog(con, reports_dir)
+    before = records(summary.summary_json(con))[source.name]
     st = path.stat()
     raw = path.read_bytes()
     swapped = raw.replace(b'"suite": "', b'"suite": "X', 1).replace(b" ", b"", 1)
     assert len(swapped) == len(raw) and swapped != raw
     path.write_bytes(swapped)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert service.refresh_catalog(con, reports_dir).parsed == 1
-    assert records(service.summary_json(con))[source.name]["suite"] == "X" + before["suite"]
+    assert loading.refresh_catalog(con, reports_dir).parsed == 1
+    assert records(summary.summary_json(con))[source.name]["suite"] == "X" + before["suite"]
 
 
 def _edit_stored_pass_hat_k(data: dict[str, Any]) -> dict[str, Any]:
@@ -662,16 +663,16 @@ def test_deleted_files_and_their_problems_go(
     write(reports_dir / "edited.json", _edit_stored_pass_hat_k(read(source)))
     (reports_dir / "empty.json").write_bytes(b"")
     con = file_catalog(reports_dir)
-    service.refresh_catalog(con, reports_dir)
-    document = service.summary_json(con)
+    loading.refresh_catalog(con, reports_dir)
+    document = summary.summary_json(con)
     gone = {"edited.json", "empty.json", small_reports[0].name}
     for name in gone - {small_reports[0].name}:
         assert problems_for(document, name), name
     for name in gone:
         (reports_dir / name).unlink()
-    result = service.refresh_catalog(con, reports_dir)
+    result = loading.refresh_catalog(con, reports_dir)
     assert (result.parsed, result.removed) == (0, 3)
-    after = service.summary_json(con)
+    after = summary.summary_json(con)
     assert after["problems"] == [p for p in document["problems"] if p["file"] not in gone]
     assert set(records(after)) == set(records(document)) - gone
 
@@ -682,12 +683,12 @@ def test_deleted_bad_directory_entries_and_their_problems_go(
     (reports_dir / "loop.json").symlink_to("loop.json")
     (reports_dir / "x.json").mkdir()
     con = file_catalog(reports_dir)
-    service.refresh_catalog(con, reports_dir)
-    assert {p["file"] for p in service.summary_json(con)["problems"]} == {"loop.json", "x.json"}
+    loading.refresh_catalog(con, reports_dir)
+    assert {p["file"] for p in summary.summary_json(con)["problems"]} == {"loop.json", "x.json"}
     (reports_dir / "loop.json").unlink()
     (reports_dir / "x.json").rmdir()
-    service.refresh_catalog(con, reports_dir)
-    assert service.summary_json(con)["problems"] == []
+    loading.refresh_catalog(con, reports_dir)
+    assert summary.summary_json(con)["problems"] == []
 
 
 def test_file_catalog_survives_reopen(
@@ -700,14 +701,14 @@ def test_file_catalog_survives_reopen(
     other.mkdir(parents=True)
     assert default_catalog_path(other) != location  # one catalog per directory
     con = file_catalog(reports_dir)
-    first = service.refresh_catalog(con, reports_dir)
-    document = service.summary_json(con)
+    first = loading.refresh_catalog(con, reports_dir)
+    document = summary.summary_json(con)
     con.close()
     assert location.is_file()
     con = file_catalog(reports_dir)
-    again = service.refresh_catalog(con, reports_dir)
+    again = loading.refresh_catalog(con, reports_dir)
     assert (again.parsed, again.unchanged) == (0, first.files)
-    assert service.summary_json(con) == document
+    assert summary.summary_json(con) == document
 
 
 @pytest.mark.parametrize("log_limit", [0, 1 << 40])
@@ -718,15 +719,15 @@ def test_settled_or_logged_changes_survive_reopen(
     monkeypatch.setattr(catalog, "CHECKPOINT_LOG_BYTES", log_limit)
     location = str(tmp_path / "catalog.duckdb")
     con = open_catalog(location)
-    service.refresh_catalog(con, reports_dir)
-    document = service.summary_json(con)
+    loading.refresh_catalog(con, reports_dir)
+    document = summary.summary_json(con)
     catalog.settle_catalog(con)
     con.close()
     log = Path(location + ".wal")
     assert (log.exists() and log.stat().st_size > 0) is (log_limit > 0)
     con = open_catalog(location)
-    assert service.refresh_catalog(con, reports_dir).parsed == 0
-    assert service.summary_json(con) == document
+    assert loading.refresh_catalog(con, reports_dir).parsed == 0
+    assert summary.summary_json(con) == document
     con.close()
 
 
@@ -755,17 +756,17 @@ def test_interrupted_ingest_catalog_is_rebuilt(
     reports_dir: Path, file_catalog: Callable[[Path], Any]
 ) -> None:
     con = file_catalog(reports_dir)
-    first = service.refresh_catalog(con, reports_dir)
-    document = service.summary_json(con)
+    first = loading.refresh_catalog(con, reports_dir)
+    document = summary.summary_json(con)
     con.execute("INSERT INTO problems VALUES ('sentinel.json', 'file', 'left by a killed load')")
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
     con.close()
     con = file_catalog(reports_dir)
     assert con.execute("SELECT count(*) FROM problems").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM files").fetchone() == (0,)
-    rebuilt = service.refresh_catalog(con, reports_dir)
+    rebuilt = loading.refresh_catalog(con, reports_dir)
     assert rebuilt.parsed == first.files
-    assert service.summary_json(con) == document
+    assert summary.summary_json(con) == document
 
 
 def test_catalog_pointed_at_another_directory_starts_over(
@@ -775,9 +776,9 @@ def test_catalog_pointed_at_another_directory_starts_over(
     two = populate(tmp_path / "two", small_reports[2:3])
     location = str(tmp_path / "shared.duckdb")
     con = open_catalog(location)
-    service.refresh_catalog(con, one)
-    service.refresh_catalog(con, two)
-    assert set(records(service.summary_json(con))) == {small_reports[2].name}
+    loading.refresh_catalog(con, one)
+    loading.refresh_catalog(con, two)
+    assert set(records(summary.summary_json(con))) == {small_reports[2].name}
     con.close()
 
 
@@ -787,8 +788,8 @@ def test_catalog_pointed_at_another_directory_starts_over(
 def _by_release(root: Path) -> dict[str, Any]:
     con = open_catalog(MEMORY)
     try:
-        service.refresh_catalog(con, root)
-        return service.summary_json(con, by="release")
+        loading.refresh_catalog(con, root)
+        return summary.summary_json(con, by="release")
     finally:
         con.close()
 
@@ -823,7 +824,7 @@ def test_incremental_release_ranks_equal_a_fresh_load(tmp_path: Path) -> None:
     shutil.copytree(REPO / "sample_reports", reports)
     set_old_mtimes(reports)
     con = open_catalog(MEMORY)
-    service.refresh_catalog(con, reports)
+    loading.refresh_catalog(con, reports)
     suite_dir = reports / "code-agent"
     newest = sorted(suite_dir.glob("*.json"))[-1]
     middle = read(newest)
@@ -834,13 +835,13 @@ def test_incremental_release_ranks_equal_a_fresh_load(tmp_path: Path) -> None:
     write(suite_dir / "2026-02-25_v1.9.5.json", middle)
     (suite_dir / sorted(p.name for p in suite_dir.glob("*.json"))[0]).unlink()
     set_old_mtimes(reports)
-    service.refresh_catalog(con, reports)
+    loading.refresh_catalog(con, reports)
     ranks = "SELECT file, release, release_source, release_rank FROM reports ORDER BY file"
     incremental = con.execute(ranks).fetchall()
     fresh = open_catalog(MEMORY)
-    service.refresh_catalog(fresh, reports)
+    loading.refresh_catalog(fresh, reports)
     assert incremental == fresh.execute(ranks).fetchall()
-    assert service.summary_json(con) == service.summary_json(fresh)
+    assert summary.summary_json(con) == summary.summary_json(fresh)
 
 
 def test_release_order_is_natural_without_recorded_at(
@@ -901,10 +902,10 @@ def test_relidash_toml_change_alone_reorders_an_existing_catalog(
     _release_copies(root, base)
     con = open_catalog(str(tmp_path / "catalog.duckdb"))
     try:
-        service.refresh_catalog(con, root)
+        loading.refresh_catalog(con, root)
         (root / "relidash.toml").write_text('[releases]\norder = ["v1.10.0"]\n')
-        service.refresh_catalog(con, root)
-        releases = service.summary_json(con, by="release")["releases"]
+        loading.refresh_catalog(con, root)
+        releases = summary.summary_json(con, by="release")["releases"]
     finally:
         con.close()
     assert [r["release"] for r in releases] == ["v1.10.0", "v1.2.0", "v1.9.0"]

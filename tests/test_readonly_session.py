@@ -15,8 +15,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import cli
-from dashboard.export import csv_bytes
+from dashboard.cli import main as cli
+from dashboard.render.export import csv_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["releases", "slices", "lottery", "gates", "calculator", "data"]
@@ -56,11 +56,11 @@ def test_a_full_session_changes_nothing_in_the_reports_directory(
     st.cache_data.clear()
     st.cache_resource.clear()
 
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app" / "main.py"), default_timeout=90)
     at.run()
     assert not at.exception
     for page in PAGES:
-        at.switch_page(f"app_pages/{page}.py").run()
+        at.switch_page(f"page_scripts/{page}.py").run()
         assert not at.exception, page
         for box in at.selectbox:
             if len(box.options) > 1 and box.key and box.key.endswith(("suite", "release", "k")):
@@ -68,7 +68,7 @@ def test_a_full_session_changes_nothing_in_the_reports_directory(
                 assert not at.exception, (page, box.key)
         for frame in at.dataframe:
             assert csv_bytes(frame.value)  # what the download buttons serve
-    at.switch_page("app_pages/lottery.py")
+    at.switch_page("page_scripts/lottery.py")
     at.query_params.update({"suite": "support-agent", "release": "v1.11.0"})
     at.run()
     assert not at.exception

@@ -17,17 +17,11 @@ from typing import Any
 
 import pytest
 
-from dashboard import service
+from dashboard.analysis import loading, summary
+from dashboard.cli.simulate import main, register
 from dashboard.data.catalog import open_catalog
-from dashboard.simulate import (
-    SimulateError,
-    main,
-    mulberry32,
-    register,
-    reliabilities,
-    simulate_reports,
-    suite_tasks,
-)
+from dashboard.simulate import SimulateError, simulate_reports
+from dashboard.simulate.agent import mulberry32, reliabilities, suite_tasks
 
 # --- mulberry32 against a slow reference that follows JavaScript's number semantics ---------
 
@@ -87,8 +81,8 @@ def test_mulberry32_outputs_are_unit_interval_and_seed_dependent() -> None:
 
 def _summary(directory: Path, by: str = "file") -> dict[str, Any]:
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, directory)
-    return service.summary_json(con, by=by)
+    loading.refresh_catalog(con, directory)
+    return summary.summary_json(con, by=by)
 
 
 @pytest.mark.parametrize("fmt", ["0.15", "0.20"])
@@ -167,7 +161,7 @@ def test_generated_files_load_with_zero_problems(corpus: Path) -> None:
 
 def test_releases_come_from_model_and_declared_target(corpus: Path) -> None:
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, corpus)
+    loading.refresh_catalog(con, corpus)
     rows = con.execute(
         "SELECT file, release, release_source, release_rank FROM reports ORDER BY file"
     ).fetchall()

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import cli, service
+from dashboard.analysis import loading
+from dashboard.cli import main as cli
+from dashboard.data import ingest
 from dashboard.data.snapshot import ServedCatalog
 from dashboard.data.transcripts import TranscriptUnavailable, read_case_text, read_case_trials
 
@@ -25,7 +27,7 @@ def served(tmp_path: Path) -> ServedCatalog:
         shutil.copy(FIXTURES / name, reports / name)
         os.utime(reports / name, ns=(1_700_000_000_000_000_000,) * 2)  # not "just written"
     catalog = ServedCatalog(reports, str(tmp_path / "catalog.duckdb"))
-    catalog.refresh(lambda con: service.refresh_catalog(con, reports))
+    catalog.refresh(lambda con: loading.refresh_catalog(con, reports))
     return catalog
 
 
@@ -37,11 +39,11 @@ def test_touching_adding_or_removing_a_file_makes_it_stale(served: ServedCatalog
     report = served.reports_dir / WITH_TRIALS
     os.utime(report, ns=(1_700_000_000_000_000_001,) * 2)
     assert served.stale()
-    served.refresh(lambda con: service.refresh_catalog(con, served.reports_dir))
+    served.refresh(lambda con: loading.refresh_catalog(con, served.reports_dir))
     assert not served.stale()
     (served.reports_dir / "new.json").write_text("{}")
     assert served.stale()
-    served.refresh(lambda con: service.refresh_catalog(con, served.reports_dir))
+    served.refresh(lambda con: loading.refresh_catalog(con, served.reports_dir))
     (served.reports_dir / "new.json").unlink()
     assert served.stale()
 
@@ -128,13 +130,13 @@ def test_a_corrupt_catalog_is_rebuilt_from_the_reports(tmp_path: Path) -> None:
     catalog.write_bytes(os.urandom(64 * 1024))  # not a DuckDB file at all
     assert cli.main(["summary", str(reports), "--json", "--catalog", str(catalog)]) == 0
     rebuilt = ServedCatalog(reports, str(catalog))
-    rebuilt.refresh(lambda con: service.refresh_catalog(con, reports))
+    rebuilt.refresh(lambda con: loading.refresh_catalog(con, reports))
     count = rebuilt.cursor().execute("SELECT count(*) FROM reports").fetchall()[0][0]
     assert count == len(list(FIXTURES.glob("*.json")))
 
 
 def test_a_restarted_server_adopts_a_current_catalog_without_loading(served: ServedCatalog) -> None:
-    def must_not_load(con: object) -> service.IngestResult:
+    def must_not_load(con: object) -> ingest.IngestResult:
         raise AssertionError("an unchanged directory needs no load")
 
     restarted = ServedCatalog(served.reports_dir, served.location)
@@ -145,5 +147,5 @@ def test_a_restarted_server_adopts_a_current_catalog_without_loading(served: Ser
     os.utime(served.reports_dir / WITH_TRIALS, ns=(1_700_000_000_000_000_002,) * 2)
     loads = []
     again = ServedCatalog(served.reports_dir, served.location)
-    again.refresh(lambda con: loads.append(1) or service.refresh_catalog(con, served.reports_dir))
+    again.refresh(lambda con: loads.append(1) or loading.refresh_catalog(con, served.reports_dir))
     assert loads == [1]  # a changed directory takes the writer and loads

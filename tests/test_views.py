@@ -9,9 +9,21 @@ import re
 import pandas as pd
 import pytest
 
-from dashboard import views
-from dashboard.diffing import diff_html, diff_lines, first_divergence, word_spans
-from dashboard.export import csv_bytes
+from dashboard.analysis import (
+    calculator,
+    cases,
+    comparing,
+    estimates,
+    gating,
+    loading,
+    matching,
+    releases,
+    summary,
+)
+from dashboard.analysis.diffing import diff_lines, first_divergence, word_spans
+from dashboard.render import gate_report
+from dashboard.render.diff import diff_html
+from dashboard.render.export import csv_bytes
 
 
 def test_diff_marks_first_divergence_and_changed_words() -> None:
@@ -62,7 +74,7 @@ def test_case_keys_match_by_id_else_input() -> None:
             "input": ["refund?", "refund?", "refund (edited)?", "other", "other"],
         }
     )
-    keys = views.case_keys(cases)
+    keys = matching.case_keys(cases)
     assert keys[0] == keys[1] == keys[2]  # old input-only, new id+input, edited input same id
     assert keys[3] == keys[4]
     assert keys[0] != keys[3]
@@ -70,7 +82,7 @@ def test_case_keys_match_by_id_else_input() -> None:
 
 def test_case_keys_never_merge_two_case_ids() -> None:
     cases = pd.DataFrame({"case_id": ["id-X", "id-Y", None], "input": ["same", "same", "same"]})
-    keys = views.case_keys(cases)
+    keys = matching.case_keys(cases)
     assert keys[0] != keys[1]
     assert keys[2] not in (keys[0], keys[1])  # ambiguous: matched by input only
 
@@ -78,8 +90,10 @@ def test_case_keys_never_merge_two_case_ids() -> None:
 def test_gate_line_shows_enough_digits_to_be_true() -> None:
     import numpy as np
 
-    verdict = views.gate_verdict(np.array([5, 5, 5, 5]), np.array([5, 5, 5, 2]), 1, 0.5)
-    line = views.GateVerdict("FAILED", "pass^k", 4, 0.6, 0.49952, 0.8, 20, 0.5, "ci_low", "").line()
+    verdict = gating.gate_verdict(np.array([5, 5, 5, 5]), np.array([5, 5, 5, 2]), 1, 0.5)
+    line = gate_report.verdict_line(
+        gating.GateVerdict("FAILED", "pass^k", 4, 0.6, 0.49952, 0.8, 20, 0.5, "ci_low", "")
+    )
     assert "0.4995 < required 0.5000" in line
     assert verdict.verdict in {"PASSED", "FAILED"}
 
@@ -103,7 +117,7 @@ def test_gate_line_shows_enough_digits_to_be_true() -> None:
     ],
 )
 def test_classify_change(before: str | None, after: str | None, expected: str) -> None:
-    assert views.classify_change(before, after) == expected
+    assert cases.classify_change(before, after) == expected
 
 
 @pytest.mark.parametrize(
@@ -111,13 +125,13 @@ def test_classify_change(before: str | None, after: str | None, expected: str) -
     [(0.99, 5, 0.951), (0.99, 10, 0.904), (0.90, 5, 0.590), (0.90, 10, 0.349)],
 )
 def test_rate_curves_match_published_figures(p: float, k: int, hat: float) -> None:
-    row = views.rate_curves(p, 10).set_index("k").loc[k]
+    row = calculator.rate_curves(p, 10).set_index("k").loc[k]
     assert round(row["pass_hat_k"], 3) == hat
     assert row["pass_at_k"] == pytest.approx(1 - (1 - p) ** k)
 
 
 def test_runs_estimates_unbiased_against_plug_in() -> None:
-    table = views.runs_estimates(20, 17, 20).set_index("k")
+    table = calculator.runs_estimates(20, 17, 20).set_index("k")
     assert table.loc[5, "pass_hat_k"] == pytest.approx(6188 / 15504)  # C(17,5)/C(20,5) ≈ 0.399
     assert round(table.loc[5, "plug_in_pass_hat_k"], 3) == 0.444
     assert (table.loc[18:, "pass_hat_k"] == 0).all()
@@ -128,7 +142,7 @@ def test_runs_estimates_unbiased_against_plug_in() -> None:
     ("width", "reading"), [(60.0, "gambler"), (10.0, "steady"), (35.0, "in between")]
 )
 def test_envelope_reading(width: float, reading: str) -> None:
-    assert views.envelope_reading(width).startswith(reading)
+    assert estimates.envelope_reading(width).startswith(reading)
 
 
 @pytest.mark.parametrize("count_agent_errors", [False, True])
@@ -140,18 +154,17 @@ def test_release_table_agrees_with_estimates_and_comparisons(count_agent_errors:
 
     import numpy as np
 
-    from dashboard import comparing, service
     from dashboard.data.catalog import open_catalog
     from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, suite_pass_k
 
     con = open_catalog(":memory:")
-    service.refresh_catalog(con, Path(__file__).resolve().parents[1] / "sample_reports")
-    overview = service.report_overview(con)
+    loading.refresh_catalog(con, Path(__file__).resolve().parents[1] / "sample_reports")
+    overview = summary.report_overview(con)
     checked = 0
-    for suite in views.suite_names(overview):
+    for suite in releases.suite_names(overview):
         k = 2
-        table = views.release_table(con, overview, suite, k, count_agent_errors)
-        _, cases = views.shown_cases(con, overview, suite, count_agent_errors)
+        table = releases.release_table(con, overview, suite, k, count_agent_errors)
+        _, cases = releases.shown_cases(con, overview, suite, count_agent_errors)
         for row in table.itertuples():
             mine = cases[(cases["report_id"] == row.report_id) & cases["n"].notna()]
             n, c = mine["n"].to_numpy(np.int64), mine["c"].to_numpy(np.int64)

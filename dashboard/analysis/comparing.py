@@ -1,6 +1,6 @@
 """Compare two releases of a suite case by case: paired deltas and the case ledger.
 
-Cases are matched across the two releases with `views.case_keys` (case_id where both
+Cases are matched across the two releases with `analysis.matching` (case_id where both
 have one, else input text), the rule the dashboard's case history uses. A matched case
 evaluated in both releases is a *pair*: Δpass@1, Δpass@k and Δpass^k are means of
 per-case differences over the pairs, with a paired cluster-bootstrap CI
@@ -9,7 +9,7 @@ Nothing is dropped silently: cases in one release only are listed as added or re
 and matched cases that are not evaluated in both (errors, skips) have their own bucket.
 
 The ledger puts every matched case in exactly one bucket, by how its passes/runs moved
-(`views.classify_change`: reliable = every run passed, failing = none did, flaky =
+(`analysis.cases.classify_change`: reliable = every run passed, failing = none did, flaky =
 some did): regressed (to failing), fixed (failing to reliable), newly flaky (reliable
 or failing to flaky), stabilised (flaky to reliable), still failing, still flaky,
 still passing, and not evaluated.
@@ -27,29 +27,45 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from dashboard import service, views
-from dashboard.data.queries import run_query
-from dashboard.gating import check_slices, find_release, find_suite_releases
-from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, pass_at_k, pass_hat_k
-from dashboard.stats.paired import PairedDelta, paired_bootstrap_ci
-from dashboard.terminal import one_line
-
-N_BOOT: Final = 2000
-SEED: Final = 0
-CONFIDENCE: Final = 0.95
-INTERVAL_NOTE: Final = (
-    f"paired cluster bootstrap over matched cases ({N_BOOT} resamples, seed {SEED}, "
-    f"{CONFIDENCE:.0%})"
+from dashboard.analysis.cases import classify_change
+from dashboard.analysis.deltas import (
+    DELTA_KEYS,
+    INTERVAL_NOTE,
+    MetricDelta,
+    counts_delta,
 )
+from dashboard.analysis.estimates import is_missing
+from dashboard.analysis.matching import keyed_rows
+from dashboard.analysis.releases import find_release, find_suite_releases
+from dashboard.analysis.slices import check_slices
+from dashboard.analysis.summary import report_overview
+from dashboard.data.queries import run_query
+from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K
 
 REGRESSED: Final = "regressed"
+
+
 FIXED: Final = "fixed"
+
+
 NEWLY_FLAKY: Final = "newly flaky"
+
+
 STABILISED: Final = "stabilised"
+
+
 STILL_FAILING: Final = "still failing"
+
+
 STILL_FLAKY: Final = "still flaky"
+
+
 STILL_PASSING: Final = "still passing"
+
+
 NOT_EVALUATED: Final = "not evaluated"
+
+
 LEDGER_BUCKETS: Final = (
     REGRESSED,
     FIXED,
@@ -60,7 +76,9 @@ LEDGER_BUCKETS: Final = (
     STILL_PASSING,
     NOT_EVALUATED,
 )
-# views.classify_change's words for a case seen in both releases -> the ledger's
+
+
+# classify_change's words for a case seen in both releases -> the ledger's
 _BUCKET_OF_CHANGE: Final = {
     "regressed": REGRESSED,
     "fixed": FIXED,
@@ -71,7 +89,6 @@ _BUCKET_OF_CHANGE: Final = {
     "still flaky": STILL_FLAKY,
     "still reliable": STILL_PASSING,
 }
-DELTA_KEYS: Final = ("pass_at_1", "pass_at_k", "pass_hat_k")
 
 
 @dataclass(frozen=True)
@@ -95,23 +112,6 @@ class LedgerEntry:
     bucket: str  # one of LEDGER_BUCKETS, or "added" / "removed"
     base: CaseSide | None
     head: CaseSide | None
-
-
-@dataclass(frozen=True)
-class MetricDelta:
-    """head − base of one metric over the pairs; `delta is None` means UNKNOWN."""
-
-    key: str  # pass_at_1 | pass_at_k | pass_hat_k
-    metric: str  # pass@k | pass^k
-    k: int
-    base: float | None  # the metric's mean over the pairs in base
-    head: float | None
-    delta: PairedDelta | None
-    unknown_reason: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.metric.replace("k", str(self.k))
 
 
 @dataclass(frozen=True)
@@ -141,12 +141,9 @@ class Comparison:
         return out
 
 
-# ---- matching ----------------------------------------------------------------------------
-
-
 def _side(row: dict[str, Any]) -> CaseSide:
     n = row["n"]
-    evaluated = not service.is_missing(n)  # NULL arrives as None or NaN
+    evaluated = not is_missing(n)  # NULL arrives as None or NaN
     return CaseSide(
         case_idx=int(row["case_idx"]),
         status=str(row["status"]),
@@ -161,25 +158,6 @@ def _text(value: Any) -> str:
 
 def _case_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _with_occurrence(keys: Sequence[str], sides: Sequence[str]) -> list[str]:
-    """Make keys unique within each release: the i-th case sharing a key gets '#i'.
-
-    Two cases of one report with one input and no case_id are indistinguishable; they
-    are paired with their counterparts in file order rather than dropped.
-    """
-    seen: dict[tuple[str, str], int] = {}
-    out = []
-    for key, side in zip(keys, sides, strict=True):
-        seen[(side, key)] = seen.get((side, key), 0) + 1
-        out.append(key if seen[(side, key)] == 1 else f"{key}#{seen[(side, key)]}")
-    return out
-
-
-def _has_tag(row: dict[str, Any], tag: str) -> bool:
-    tags = row.get("tags")
-    return tags is not None and tag in [str(t) for t in tags]
 
 
 def match_cases(
@@ -199,7 +177,7 @@ def match_case_rows(
     base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]], tag: str | None = None
 ) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
     """match_cases over suite_cases rows as dicts."""
-    base_rows, head_rows = _keyed_rows(base, head, tag)
+    base_rows, head_rows = keyed_rows(base, head, tag)
     matched, added = [], []
     for key, h in head_rows.items():
         b = base_rows.get(key)
@@ -211,7 +189,7 @@ def match_case_rows(
         if before.passes is None or after.passes is None:
             bucket = NOT_EVALUATED
         else:
-            bucket = _BUCKET_OF_CHANGE[views.classify_change(before.cell(), after.cell())]
+            bucket = _BUCKET_OF_CHANGE[classify_change(before.cell(), after.cell())]
         matched.append(LedgerEntry(key, ident, _text(h["input"]), bucket, before, after))
     removed = [
         LedgerEntry(key, _case_id(b["case_id"]), _text(b["input"]), "removed", _side(b), None)
@@ -219,45 +197,6 @@ def match_case_rows(
         if key not in head_rows
     ]
     return matched, added, removed
-
-
-def _keyed_rows(
-    base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]], tag: str | None
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Each release's rows by case key (unique within the release), in file order."""
-    rows = [("base", r) for r in base]
-    rows += [("head", r) for r in head]
-    keys = _with_occurrence(
-        views.case_key_list([r["case_id"] for _, r in rows], [r["input"] for _, r in rows]),
-        [side for side, _ in rows],
-    )
-    if tag:
-        keep = {key for (_, r), key in zip(rows, keys, strict=True) if _has_tag(r, tag)}
-        pairs = [(sr, key) for sr, key in zip(rows, keys, strict=True) if key in keep]
-    else:
-        pairs = list(zip(rows, keys, strict=True))
-    base_rows = {key: r for (side, r), key in pairs if side == "base"}
-    head_rows = {key: r for (side, r), key in pairs if side == "head"}
-    return base_rows, head_rows
-
-
-def paired_counts(
-    base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]]
-) -> tuple[np.ndarray, ...]:
-    """(n_base, c_base, n_head, c_head) of the cases evaluated in both releases, in head's
-    order: the pairs match_case_rows yields, without building the ledger (the Releases
-    page needs only the change, for every pair of consecutive releases)."""
-    base_rows, head_rows = _keyed_rows(base, head, None)
-    counts: list[tuple[int, int, int, int]] = []
-    for key, h in head_rows.items():
-        b = base_rows.get(key)
-        if b is not None and not service.is_missing(b["n"]) and not service.is_missing(h["n"]):
-            counts.append((int(b["n"]), int(b["c"]), int(h["n"]), int(h["c"])))
-    columns = np.array(counts, dtype=np.int64).reshape(-1, 4).T
-    return tuple(columns)
-
-
-# ---- deltas ------------------------------------------------------------------------------
 
 
 def _pair_counts(pairs: Sequence[LedgerEntry]) -> tuple[np.ndarray, ...]:
@@ -289,28 +228,6 @@ def metric_deltas(pairs: Sequence[LedgerEntry], k: int) -> tuple[MetricDelta, ..
     )
     counts = _pair_counts(pairs)
     return tuple(counts_delta(counts, key, metric, kk) for key, metric, kk in specs)
-
-
-def counts_delta(counts: Sequence[np.ndarray], key: str, metric: str, k: int) -> MetricDelta:
-    """One metric's change at k over (n_base, c_base, n_head, c_head) arrays, one entry per
-    matched pair, with its paired bootstrap CI."""
-    n_base, c_base, n_head, c_head = counts
-    if n_base.size == 0:
-        return MetricDelta(
-            key, metric, k, None, None, None, "UNKNOWN — no case is evaluated in both releases."
-        )
-    shortest = int(min(n_base.min(), n_head.min()))
-    if k > shortest:
-        reason = (
-            f"UNKNOWN — k={k} exceeds the {shortest} trials of the shortest-run matched "
-            f"case; pass k <= {shortest}. multivon-eval does not extrapolate."
-        )
-        return MetricDelta(key, metric, k, None, None, None, reason)
-    estimator = pass_hat_k if metric == METRIC_PASS_HAT_K else pass_at_k
-    before = np.atleast_1d(estimator(n_base, c_base, k))
-    after = np.atleast_1d(estimator(n_head, c_head, k))
-    delta = paired_bootstrap_ci(before, after, CONFIDENCE, N_BOOT, SEED)
-    return MetricDelta(key, metric, k, float(before.mean()), float(after.mean()), delta)
 
 
 def compare_cases(
@@ -349,8 +266,8 @@ def compare_releases(
     tag: str | None = None,
     count_agent_errors: bool = False,
 ) -> Comparison:
-    """Compare two releases of a suite; gating.UnknownName for a bad suite, release or slice."""
-    releases = find_suite_releases(service.report_overview(con), suite)
+    """Compare two releases of a suite; UnknownName for a bad suite, release or slice."""
+    releases = find_suite_releases(report_overview(con), suite)
     base_row, head_row = find_release(releases, base), find_release(releases, head)
     cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
     check_slices(cases, suite, [tag])
@@ -372,9 +289,6 @@ def compare_releases(
         added=tuple(added),
         removed=tuple(removed),
     )
-
-
-# ---- rendering ---------------------------------------------------------------------------
 
 
 def _side_json(side: CaseSide | None) -> dict[str, Any] | None:
@@ -429,49 +343,3 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "added": [_entry_json(e) for e in comparison.added],
         "removed": [_entry_json(e) for e in comparison.removed],
     }
-
-
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
-def _entry_line(entry: LedgerEntry) -> str:
-    before = entry.base.cell() if entry.base else "—"
-    after = entry.head.cell() if entry.head else "—"
-    text = one_line(entry.input) or entry.case_id or entry.key
-    return f"    {before:>13} → {after:<13} {text}"
-
-
-def render_text(comparison: Comparison, list_still_passing: bool = False) -> str:
-    """The comparison for a terminal: deltas with CIs, then the ledger case by case."""
-    c = comparison
-    policy = "agent errors count as failures" if c.count_agent_errors else "agent errors excluded"
-    out = [
-        f"relidash compare: suite {c.suite}, {c.base_release} → {c.head_release} "
-        f"({c.slice or 'all cases'}; {policy})",
-        f"  base {c.base_file}",
-        f"  head {c.head_file}",
-        f"  {len(c.ledger)} cases matched, {c.n_pairs} evaluated in both; "
-        f"{len(c.added)} added, {len(c.removed)} removed; k = {c.k} ({c.k_source})",
-        "",
-        f"  {'':<8} {'base':>7} {'head':>7} {'Δ pts':>7}   95% CI (pts)",
-    ]
-    for d in c.deltas:
-        if d.delta is None or d.base is None or d.head is None:
-            out.append(f"  {d.name:<8} {d.unknown_reason}")
-            continue
-        out.append(
-            f"  {d.name:<8} {100 * d.base:>6.1f}% {100 * d.head:>6.1f}% {_pts(d.delta.delta):>7}"
-            f"   [{_pts(d.delta.ci_low)}, {_pts(d.delta.ci_high)}]"
-        )
-    out.append(f"  (means over the {c.n_pairs} cases evaluated in both; {INTERVAL_NOTE})")
-    out += ["", f"Case ledger ({len(c.ledger)} matched cases, passes/runs base → head):"]
-    for bucket, entries in c.buckets().items():
-        out.append(f"  {bucket}: {len(entries)}")
-        if bucket == STILL_PASSING and not list_still_passing:
-            continue
-        out += [_entry_line(e) for e in entries]
-    for title, unmatched in (("added (head only)", c.added), ("removed (base only)", c.removed)):
-        out.append(f"  {title}: {len(unmatched)}")
-        out += [_entry_line(e) for e in unmatched]
-    return "\n".join(out) + "\n"

@@ -1,7 +1,9 @@
 """relidash: the Streamlit entry point. Navigation, the sidebar, and loading; pages compose.
 
 Started by `relidash serve` (which sets RELIDASH_REPORTS / RELIDASH_CATALOG); pages live
-in dashboard/app_pages/ at fixed URL paths so shared links keep working.
+in dashboard/app/page_scripts/ at fixed URL paths so shared links keep working
+(not `pages/`: Streamlit treats a `pages/` folder beside the entry script as a legacy
+multipage app and runs a page without the entry script).
 """
 
 from __future__ import annotations
@@ -10,15 +12,15 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import app_state
-from dashboard.app_auth import require_login
+from dashboard.app import state as app_state
+from dashboard.app.auth import require_login
 
 HERE = Path(__file__).parent
 
 st.set_page_config(page_title="relidash", page_icon="📈", layout="wide")
 require_login()
 
-RELEASES = st.Page(HERE / "app_pages/releases.py", title="Releases", url_path="releases")
+RELEASES = st.Page(HERE / "page_scripts/releases.py", title="Releases", url_path="releases")
 
 
 def _home() -> None:
@@ -30,11 +32,11 @@ def _home() -> None:
 PAGES = [
     st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
     RELEASES,
-    st.Page(HERE / "app_pages/slices.py", title="Slices", url_path="slices"),
-    st.Page(HERE / "app_pages/lottery.py", title="Lottery cases", url_path="lottery"),
-    st.Page(HERE / "app_pages/gates.py", title="Gates", url_path="gates"),
-    st.Page(HERE / "app_pages/calculator.py", title="Calculator", url_path="calculator"),
-    st.Page(HERE / "app_pages/data.py", title="Data", url_path="data"),
+    st.Page(HERE / "page_scripts/slices.py", title="Slices", url_path="slices"),
+    st.Page(HERE / "page_scripts/lottery.py", title="Lottery cases", url_path="lottery"),
+    st.Page(HERE / "page_scripts/gates.py", title="Gates", url_path="gates"),
+    st.Page(HERE / "page_scripts/calculator.py", title="Calculator", url_path="calculator"),
+    st.Page(HERE / "page_scripts/data.py", title="Data", url_path="data"),
 ]
 page = st.navigation(PAGES)
 

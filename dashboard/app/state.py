@@ -14,10 +14,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import (
+from dashboard.analysis import (
+    cases,
     comparing,  # noqa: F401  loaded with the app, not by the first page
-    service,
-    views,
+    gating,
+    loading,
+    lottery,
+    releases,
+    slices,
+    summary,
 )
 from dashboard.data.catalog import resolve_catalog_path
 from dashboard.data.ingest import IngestResult
@@ -64,7 +69,7 @@ def load_reports(force: bool = False) -> IngestResult | None:
 
     max_bytes = int(float(os.environ.get(ENV_MAX_MB, "256")) * 1024 * 1024)
     result = served.refresh(
-        lambda con: service.refresh_catalog(con, directory, max_bytes=max_bytes, progress=progress)
+        lambda con: loading.refresh_catalog(con, directory, max_bytes=max_bytes, progress=progress)
     )
     bar.empty()
     st.session_state["relidash_loaded_version"] = served.version
@@ -77,22 +82,24 @@ def version() -> int:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def overview(version: int) -> pd.DataFrame:
-    return service.report_overview(catalog().cursor())
+    return summary.report_overview(catalog().cursor())
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def problems(version: int) -> pd.DataFrame:
-    return service.load_problems(catalog().cursor())
+    return summary.load_problems(catalog().cursor())
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def release_table(version: int, suite: str, k: int, count_agent_errors: bool) -> pd.DataFrame:
-    return views.release_table(catalog().cursor(), overview(version), suite, k, count_agent_errors)
+    return releases.release_table(
+        catalog().cursor(), overview(version), suite, k, count_agent_errors
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def passk_curve(version: int, report_id: int, k_max: int, count_agent_errors: bool) -> pd.DataFrame:
-    return views.passk_curve(catalog().cursor(), report_id, k_max, count_agent_errors)
+    return releases.passk_curve(catalog().cursor(), report_id, k_max, count_agent_errors)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -108,7 +115,7 @@ def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFr
 def slice_metrics(
     version: int, suite: str, dim: str, k: int, count_agent_errors: bool
 ) -> pd.DataFrame:
-    return views.slice_metrics(
+    return slices.slice_metrics(
         catalog().cursor(), overview(version), suite, dim, k, count_agent_errors
     )
 
@@ -117,31 +124,31 @@ def slice_metrics(
 def case_history(
     version: int, suite: str, tag: str | None, count_agent_errors: bool
 ) -> pd.DataFrame:
-    return views.case_history(catalog().cursor(), overview(version), suite, tag, count_agent_errors)
+    return cases.case_history(catalog().cursor(), overview(version), suite, tag, count_agent_errors)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def lottery_table(
     version: int, suite: str, report_id: int, k: int, count_agent_errors: bool
 ) -> pd.DataFrame:
-    return views.lottery_table(
+    return lottery.lottery_table(
         catalog().cursor(), overview(version), suite, report_id, k, count_agent_errors
     )
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def case_detail(version: int, report_id: int, case_idx: int) -> dict[str, Any] | None:
-    return views.case_detail(catalog().cursor(), report_id, case_idx)
+    return cases.case_detail(catalog().cursor(), report_id, case_idx)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def case_trials(version: int, report_id: int, case_idx: int) -> pd.DataFrame:
-    return views.case_trials(catalog().cursor(), report_id, case_idx)
+    return cases.case_trials(catalog().cursor(), report_id, case_idx)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def case_text(version: int, report_id: int, case_idx: int) -> dict[str, Any]:
-    return views.case_text(catalog().cursor(), report_id, case_idx)
+    return cases.case_text(catalog().cursor(), report_id, case_idx)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -152,6 +159,6 @@ def gate_table(
     rules: tuple[tuple[str | None, float], ...],
     count_agent_errors: bool,
 ) -> pd.DataFrame:
-    return views.gate_table(
+    return gating.gate_table(
         catalog().cursor(), overview(version), suite, k, rules, count_agent_errors
     )

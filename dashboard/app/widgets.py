@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from dashboard import views
-from dashboard.export import csv_bytes
+from dashboard.analysis.estimates import policy_label
+from dashboard.render.export import csv_bytes
 
 T = TypeVar("T")
 
@@ -59,7 +59,7 @@ def linked_select(
 
 def policy() -> bool:
     count = bool(st.session_state.get("count_agent_errors", False))
-    st.caption("Policy: " + views.policy_label(count))
+    st.caption("Policy: " + policy_label(count))
     return count
 
 
@@ -73,7 +73,9 @@ def report_page(title: str) -> tuple[int, pd.DataFrame, bool]:
     """A page over the reports: its heading, then (catalog version, report overview,
     whether agent errors count as failures), with the policy stated. Stops with a hint
     when nothing is loaded."""
-    from dashboard import app_state  # the cache boundary; widgets stay importable alone
+    from dashboard.app import (
+        state as app_state,  # the cache boundary; widgets stay importable alone
+    )
 
     st.title(title)
     version = app_state.version()

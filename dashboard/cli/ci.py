@@ -1,17 +1,16 @@
 """`relidash gate` and `relidash compare`: the subcommands a CI pipeline calls.
 
-`register(subparsers)` adds both to the parser dashboard/cli.py builds. The verdicts
-and deltas come from dashboard/gating.py and dashboard/comparing.py, the functions the
-dashboard's pages use, so CI and the page agree. Load problems go to stderr and never
-stop a command; `gate --strict` turns a problem in the gated release's file into a
-failure.
+The verdicts and deltas come from dashboard/analysis (gating, comparing), the functions
+the dashboard's pages use, so CI and the page agree; dashboard/render formats them. Load
+problems go to stderr and never stop a command; `gate --strict` turns a problem in the
+gated release's file into a failure.
 
 Exit codes: 0 every rule passed (gate) or the comparison ran (compare); 1 a rule
 FAILED or was UNKNOWN; 2 a usage error, a missing directory, a bad policy file, or an
 unknown suite, release or slice.
 
-dashboard.cli is imported inside the functions, not at the top, so cli.py may import
-this module wherever it likes without an import cycle.
+The analysis modules are imported inside the commands: every `relidash` start builds
+this parser, and pandas is not needed for that.
 """
 
 from __future__ import annotations
@@ -20,24 +19,28 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
+from dashboard.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_load_options,
+    add_policy_option,
+    load,
+    report_problems,
+)
 from dashboard.stats import METRIC_PASS_HAT_K, METRICS
 
 if TYPE_CHECKING:
-    from dashboard import gating
+    from dashboard.analysis.policy import GateRule
 
-# gating.LATEST; spelled here so building the parser does not import the pandas-heavy
-# gating module (every `relidash` start builds it).
+# analysis.releases.LATEST; spelled here so building the parser imports no pandas.
 LATEST = "latest"
-
-EXIT_FAILED = 1
 
 
 def register(subparsers: Any) -> None:
     """Add the `gate` and `compare` subcommands to `relidash`'s subparsers."""
-    from dashboard import cli
-
     gate = subparsers.add_parser(
         "gate",
         help="fail a CI job when a release misses its pass^k / pass@k rules",
@@ -64,7 +67,7 @@ def register(subparsers: Any) -> None:
     )
     threshold.add_argument("--min-value", type=float, metavar="X", help="required point estimate")
     gate.add_argument("--slice", metavar="TAG", help="only cases with this tag (risk_tier:safety)")
-    _add_policy_option(gate)
+    add_policy_option(gate)
     gate.add_argument(
         "--strict", action="store_true", help="a load problem in the gated release's file fails"
     )
@@ -75,7 +78,7 @@ def register(subparsers: Any) -> None:
         help="text lines, or Markdown for $GITHUB_STEP_SUMMARY",
     )
     gate.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML here")
-    cli._add_load_options(gate)
+    add_load_options(gate)
     gate.set_defaults(handler=cmd_gate)
 
     compare = subparsers.add_parser(
@@ -96,23 +99,13 @@ def register(subparsers: Any) -> None:
     )
     compare.add_argument("--slice", metavar="TAG", help="only cases with this tag")
     compare.add_argument("--json", action="store_true", help="print one JSON document")
-    _add_policy_option(compare)
-    cli._add_load_options(compare)
+    add_policy_option(compare)
+    add_load_options(compare)
     compare.set_defaults(handler=cmd_compare)
 
 
-def _add_policy_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--count-agent-errors",
-        action="store_true",
-        help="count model errors and timeouts as failed trials (default: leave them out, "
-        "as multivon-eval does)",
-    )
-
-
-def _single_rule(args: argparse.Namespace) -> gating.GateRule:
-    from dashboard import gating
-    from dashboard.cli import UsageError
+def _single_rule(args: argparse.Namespace) -> GateRule:
+    from dashboard.analysis.policy import make_rule
 
     if args.k is None or (args.min_ci_low is None and args.min_value is None):
         raise UsageError(
@@ -123,7 +116,7 @@ def _single_rule(args: argparse.Namespace) -> gating.GateRule:
     for flag, value in (("--min-ci-low", args.min_ci_low), ("--min-value", args.min_value)):
         if value is not None and not 0.0 <= value <= 1.0:
             raise UsageError(f"{flag} must be in [0, 1], got {value}")
-    return gating.make_rule(
+    return make_rule(
         metric=args.metric or METRIC_PASS_HAT_K,
         k=args.k,
         min_ci_low=args.min_ci_low,
@@ -132,10 +125,9 @@ def _single_rule(args: argparse.Namespace) -> gating.GateRule:
     )
 
 
-def gate_rules(args: argparse.Namespace) -> list[gating.GateRule]:
+def gate_rules(args: argparse.Namespace) -> list[GateRule]:
     """The rules a `gate` command line asks for: its policy file, or its one rule."""
-    from dashboard import gating
-    from dashboard.cli import UsageError
+    from dashboard.analysis.policy import PolicyError, read_policy
 
     if args.policy is None:
         return [_single_rule(args)]
@@ -153,30 +145,20 @@ def gate_rules(args: argparse.Namespace) -> list[gating.GateRule]:
     if given:
         raise UsageError(f"--policy holds the rules; leave out {', '.join(given)}")
     try:
-        return gating.read_policy(args.policy)
-    except gating.PolicyError as exc:
+        return read_policy(args.policy)
+    except PolicyError as exc:
         raise UsageError(str(exc)) from exc
 
 
-def report_problems(con: Any, files: dict[str, str], stream: TextIO | None = None) -> int:
-    """Print every load problem on `stream`, marking those of `files` (path -> role)."""
-    from dashboard import service
-
-    stream = stream or sys.stderr  # looked up per call: tests and callers swap sys.stderr
-    problems = service.load_problems(con)
-    for p in problems.itertuples(index=False):
-        role = f" [{files[p.file]}]" if p.file in files else ""
-        stream.write(f"relidash: problem{role}: {p.file} ({p.scope}): {p.reason}\n")
-    return len(problems)
-
-
 def cmd_gate(args: argparse.Namespace) -> int:
-    from dashboard import cli, gating
+    from dashboard.analysis.gating import run_gate
+    from dashboard.analysis.releases import UnknownName
+    from dashboard.render import gate_report
 
     rules = gate_rules(args)
-    con = cli.load(args)
+    con = load(args)
     try:
-        report = gating.run_gate(
+        report = run_gate(
             con,
             args.suite,
             args.release,
@@ -184,8 +166,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
             count_agent_errors=args.count_agent_errors,
             strict=args.strict,
         )
-    except gating.UnknownName as exc:
-        raise cli.UsageError(str(exc)) from exc
+    except UnknownName as exc:
+        raise UsageError(str(exc)) from exc
     report_problems(con, {report.file: "gated release"})
     if report.problems and not args.strict:
         sys.stderr.write(
@@ -193,26 +175,28 @@ def cmd_gate(args: argparse.Namespace) -> int:
             f"{report.file} do not affect the verdict; --strict makes them fail the gate\n"
         )
     if args.format == "github":
-        sys.stdout.write(gating.render_markdown(report))
+        sys.stdout.write(gate_report.render_markdown(report))
     else:
-        sys.stdout.write(gating.render_text(report))
+        sys.stdout.write(gate_report.render_text(report))
     if args.junit is not None:
         try:
             args.junit.parent.mkdir(parents=True, exist_ok=True)
-            args.junit.write_text(gating.render_junit(report), encoding="utf-8")
+            args.junit.write_text(gate_report.render_junit(report), encoding="utf-8")
         except OSError as exc:
-            raise cli.UsageError(f"{args.junit}: cannot write the JUnit file ({exc})") from exc
-    return cli.EXIT_OK if report.passed else EXIT_FAILED
+            raise UsageError(f"{args.junit}: cannot write the JUnit file ({exc})") from exc
+    return EXIT_OK if report.passed else EXIT_FAILED
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dashboard import cli, comparing, gating
+    from dashboard.analysis.comparing import compare_releases, comparison_json
+    from dashboard.analysis.releases import UnknownName
+    from dashboard.render.compare_report import render_text
 
     if args.k is not None and args.k < 1:
-        raise cli.UsageError(f"--k must be at least 1, got {args.k}")
-    con = cli.load(args)
+        raise UsageError(f"--k must be at least 1, got {args.k}")
+    con = load(args)
     try:
-        comparison = comparing.compare_releases(
+        comparison = compare_releases(
             con,
             args.suite,
             args.base,
@@ -221,12 +205,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
             tag=args.slice,
             count_agent_errors=args.count_agent_errors,
         )
-    except gating.UnknownName as exc:
-        raise cli.UsageError(str(exc)) from exc
+    except UnknownName as exc:
+        raise UsageError(str(exc)) from exc
     report_problems(con, {comparison.base_file: "base", comparison.head_file: "head"})
     if args.json:
-        json.dump(comparing.comparison_json(comparison), sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(comparison_json(comparison), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(comparing.render_text(comparison))
-    return cli.EXIT_OK
+        sys.stdout.write(render_text(comparison))
+    return EXIT_OK

@@ -1,36 +1,18 @@
-"""Plain-text rendering of a summary document for a terminal. Formatting only."""
+"""Plain-text rendering of a summary document for a terminal.
+
+Formatting only: the numbers and the envelope's reading come with the document or from
+dashboard/analysis. Must not: compute an estimate, import Streamlit, or print.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
+from dashboard.analysis.estimates import envelope_reading
+from dashboard.render.formatting import envelope_text, one_line, with_ci
+
 LOTTERY_SHOWN = 3
-INPUT_WIDTH = 70
-
-
-def pct(value: float | None) -> str:
-    return "UNKNOWN" if value is None else f"{100 * value:.1f}%"
-
-
-def with_ci(cell: dict[str, Any] | None) -> str:
-    if not cell or cell.get("value") is None:
-        return "UNKNOWN"
-    return f"{pct(cell['value'])} [{100 * cell['ci_low']:.1f}–{100 * cell['ci_high']:.1f}]"
-
-
-def envelope_reading(width_points: float) -> str:
-    if width_points > 50:
-        return "gambler"
-    if width_points < 20:
-        return "steady"
-    return "mixed"
-
-
-def one_line(text: str | None, width: int = INPUT_WIDTH) -> str:
-    flat = " ".join((text or "").split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def render_summary(document: dict[str, Any], by: str = "file") -> str:
@@ -54,7 +36,7 @@ def render_summary(document: dict[str, Any], by: str = "file") -> str:
             hat_k = row["pass_hat_k"].get(k)
             if at_k and hat_k and at_k["value"] is not None and hat_k["value"] is not None:
                 width = 100 * (at_k["value"] - hat_k["value"])
-                envelope = f"{width:.1f} pts ({envelope_reading(width)})"
+                envelope = envelope_text(width, envelope_reading(width))
             else:
                 envelope = "UNKNOWN"
             low, high = row["runs"]["min"], row["runs"]["max"]

@@ -2,8 +2,11 @@
 
 import streamlit as st
 
-from dashboard import app_state, charts, views
-from dashboard.app_widgets import download, linked_select, report_page
+from dashboard.analysis.releases import suite_names, suite_releases
+from dashboard.app import state as app_state
+from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.render import charts
+from dashboard.render.gate_report import gate_table_shown
 
 version, overview, count_errors = report_page("Gates")
 st.caption(
@@ -13,8 +16,8 @@ st.caption(
 )
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
-    suite = linked_select("suite", "Suite", views.suite_names(overview), page="gates")
-releases = views.suite_releases(overview, suite)
+    suite = linked_select("suite", "Suite", suite_names(overview), page="gates")
+releases = suite_releases(overview, suite)
 k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 with c2:
     k = linked_select("k", "k", list(range(1, k_max + 1)), 4 if k_max >= 4 else 1, page="gates")
@@ -41,23 +44,11 @@ with st.expander("Per-slice rules"):
         )
 rules = ((None, float(threshold)), *((t, float(v)) for t, v in slice_rules))
 table = app_state.gate_table(version, suite, k, rules, count_errors)
-latest = table[table["release_rank"] == table["release_rank"].max()]
+shown = gate_table_shown(table)
+latest = shown[table["release_rank"] == table["release_rank"].max()]
 for verdict in latest.itertuples(index=False):
-    shown = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
-    (st.success if verdict.verdict == "PASSED" else st.error)(shown)
+    line = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
+    (st.success if verdict.verdict == "PASSED" else st.error)(line)
 st.altair_chart(charts.gate_chart(table, list(releases["release"]), k), width="content")
-shown = table[
-    [
-        "release",
-        "slice",
-        "threshold",
-        "verdict",
-        "pass_hat_k",
-        "ci_low",
-        "ci_high",
-        "n_cases",
-        "detail",
-    ]
-]
 st.dataframe(shown, hide_index=True, width="stretch")
 download(shown, f"gates-{suite}-k{k}")

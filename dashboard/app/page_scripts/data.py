@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from dashboard import app_state
-from dashboard.app_widgets import download
+from dashboard.app import state as app_state
+from dashboard.app.widgets import download
 
 st.title("Data")
 version = app_state.version()

@@ -2,14 +2,18 @@
 
 import streamlit as st
 
-from dashboard import app_state, charts, views
-from dashboard.app_widgets import download, linked_select, report_page
+from dashboard.analysis.releases import suite_names, suite_releases
+from dashboard.analysis.slices import tag_dimensions
+from dashboard.app import state as app_state
+from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.render import charts
+from dashboard.render.formatting import pct_ci
 
 version, overview, count_errors = report_page("Slices")
-suite = linked_select("suite", "Suite", views.suite_names(overview), page="slices")
-releases = views.suite_releases(overview, suite)
+suite = linked_select("suite", "Suite", suite_names(overview), page="slices")
+releases = suite_releases(overview, suite)
 cases = app_state.suite_cases(version, suite, count_errors)
-dims = views.tag_dimensions(cases)
+dims = tag_dimensions(cases)
 if not dims:
     st.info("The cases of this suite carry no tags, so there are no slices.")
     st.stop()
@@ -41,7 +45,7 @@ download(counts.reset_index(), f"slice-counts-{suite}-{dim}")
 shown = metrics.assign(
     **{
         f"pass^{k}": [
-            views.pct_ci(v, lo, hi)
+            pct_ci(v, lo, hi)
             for v, lo, hi in zip(
                 metrics["pass_hat_k"], metrics["ci_low"], metrics["ci_high"], strict=True
             )

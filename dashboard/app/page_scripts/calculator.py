@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from dashboard import charts, views
-from dashboard.app_widgets import download
+from dashboard.analysis.calculator import rate_curves, runs_estimates
+from dashboard.app.widgets import download
+from dashboard.render import charts
+from dashboard.render.formatting import pct
 
 st.title("Calculator")
 st.subheader("From a per-attempt success rate")
@@ -12,13 +14,13 @@ with c1:
     p = st.slider("Per-attempt success rate p", 0.0, 1.0, 0.9, 0.01, format="%.2f", key="calc_p")
 with c2:
     k_max = st.slider("Largest k", 2, 50, 20, key="calc_kmax")
-curves = views.rate_curves(p, k_max)
+curves = rate_curves(p, k_max)
 st.altair_chart(charts.calculator_chart(curves), width="stretch")
-table = views.rate_curves(p, 10)
+table = rate_curves(p, 10)
 table = table[table["k"].isin([5, 10])]
 shown = table.assign(
-    pass_at_k=table["pass_at_k"].map(views.pct),
-    pass_hat_k=table["pass_hat_k"].map(views.pct),
+    pass_at_k=table["pass_at_k"].map(pct),
+    pass_hat_k=table["pass_hat_k"].map(pct),
     envelope=[
         f"{w:.1f} pts ({r})"
         for w, r in zip(table["envelope_points"], table["reading"], strict=True)
@@ -36,7 +38,7 @@ with d1:
     n = st.number_input("Trials n", 1, 1000, 20, key="calc_n")
 with d2:
     c = st.number_input("Passes c", 0, int(n), min(17, int(n)), key="calc_c")
-estimates = views.runs_estimates(int(n), int(c), int(n))
+estimates = runs_estimates(int(n), int(c), int(n))
 st.dataframe(
     estimates,
     hide_index=True,

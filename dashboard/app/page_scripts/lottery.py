@@ -5,16 +5,19 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dashboard import app_state, views
-from dashboard.app_widgets import download, linked_select, report_page
+from dashboard.analysis.cases import case_link_key, find_case
+from dashboard.analysis.diffing import diff_lines, first_divergence
+from dashboard.analysis.releases import suite_names, suite_releases
+from dashboard.app import state as app_state
+from dashboard.app.widgets import download, linked_select, report_page
 from dashboard.data.transcripts import TranscriptUnavailable
-from dashboard.diffing import diff_html, diff_lines, first_divergence
+from dashboard.render.diff import diff_html
 
 version, overview, count_errors = report_page("Lottery cases")
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    suite = linked_select("suite", "Suite", views.suite_names(overview), page="lottery")
-releases = views.suite_releases(overview, suite)
+    suite = linked_select("suite", "Suite", suite_names(overview), page="lottery")
+releases = suite_releases(overview, suite)
 with c2:
     release = linked_select("release", "Release", list(releases["release"]), page="lottery")
 row = releases[releases["release"] == release].iloc[0]
@@ -52,10 +55,10 @@ wanted_case = st.query_params.get("case")
 release_cases = app_state.suite_cases(version, suite, count_errors)
 release_cases = release_cases[release_cases["report_id"] == report_id]
 if wanted_case is not None and not any(
-    views.case_link_key(cid, idx) == wanted_case
+    case_link_key(cid, idx) == wanted_case
     for cid, idx in zip(table["case_id"], table["case_idx"], strict=True)
 ):
-    known = not views.find_case(release_cases, wanted_case).empty
+    known = not find_case(release_cases, wanted_case).empty
     st.warning(
         f"Case “{wanted_case}” "
         + (
@@ -67,7 +70,7 @@ if wanted_case is not None and not any(
     )
     del st.query_params["case"]
 labels = {
-    views.case_link_key(
+    case_link_key(
         r.case_id, r.case_idx
     ): f"#{r.rank} {r.passes}/{r.runs} · {' '.join(str(r.input).split())[:80]}"
     for r in table.itertuples()
@@ -75,7 +78,7 @@ labels = {
 case_key = linked_select(
     "case", "Case", list(labels), page="lottery", format_func=lambda key: labels.get(key, key)
 )
-match = views.find_case(table, case_key)
+match = find_case(table, case_key)
 if match.empty:
     st.warning(f"Case “{case_key}” is not a lottery case of {release}.")
     st.stop()

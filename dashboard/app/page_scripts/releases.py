@@ -2,14 +2,17 @@
 
 import streamlit as st
 
-from dashboard import app_state, charts, views
-from dashboard.app_widgets import download, linked_select, report_page
+from dashboard.analysis.releases import suite_names, suite_releases
+from dashboard.app import state as app_state
+from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.render import charts
+from dashboard.render.formatting import display_release_table, unknown_notes
 
 version, overview, count_errors = report_page("Releases")
 left, right = st.columns([3, 1])
 with left:
-    suite = linked_select("suite", "Suite", views.suite_names(overview), page="releases")
-releases = views.suite_releases(overview, suite)
+    suite = linked_select("suite", "Suite", suite_names(overview), page="releases")
+releases = suite_releases(overview, suite)
 k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 default_k = int(releases["runs_max"].iloc[-1]) if releases["runs_max"].notna().iloc[-1] else 1
 with right:
@@ -18,9 +21,9 @@ with right:
     )
 
 table = app_state.release_table(version, suite, k, count_errors)
-shown = views.display_release_table(table)
+shown = display_release_table(table)
 st.dataframe(shown, hide_index=True, width="stretch")
-for note in views.unknown_notes(table):
+for note in unknown_notes(table):
     st.caption(f"⚠ {note}")
 download(shown, f"releases-{suite}-k{k}")
 st.caption(

@@ -1,0 +1,115 @@
+"""The estimates every subject shares: which cases count, pass@k / pass^k over them, and
+the words relidash uses for them (the envelope's reading, the error policy, the interval).
+
+Every page table, CLI line and JSON number comes through here, so a word or a rule is
+defined once. Must not: import Streamlit or Altair, hold SQL text, or format numbers for
+display (that is dashboard/render).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult, suite_pass_k
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+METRICS = (METRIC_PASS_AT_K, METRIC_PASS_HAT_K)
+MIN_K_MAX = 8
+ERROR_STATUSES = ("model_error", "judge_error", "evaluator_error", "timeout")
+INTERVAL_NOTE = {
+    "cluster-bootstrap": "cluster bootstrap over cases (2000 resamples, seed 0)",
+    "wilson": "Wilson interval (every case has the same value)",
+    "": "none (UNKNOWN)",
+}
+
+# The envelope pass@k − pass^k, in points: one vocabulary for the pages, the terminal,
+# the review packet and the calculator.
+GAMBLER_POINTS: Final = 50.0
+STEADY_POINTS: Final = 20.0
+GAMBLER: Final = "gambler"
+IN_BETWEEN: Final = "in between"
+STEADY: Final = "steady"
+ENVELOPE_MEANING: Final = {
+    GAMBLER: "capable but unreliable: it can do the task and often does not",
+    IN_BETWEEN: "neither steady nor a gambler",
+    STEADY: "what it can do, it does every time",
+}
+
+
+def policy_note(count_agent_errors: bool) -> str:
+    """policy_label in a few words, for one line of a CI log or a report header."""
+    return "agent errors count as failures" if count_agent_errors else "agent errors excluded"
+
+
+def envelope_reading(width_points: float | None) -> str:
+    """The envelope's reading: over 50 points a gambler, under 20 steady, else in between."""
+    if width_points is None or np.isnan(width_points):
+        return "UNKNOWN"
+    if width_points > GAMBLER_POINTS:
+        return GAMBLER
+    if width_points < STEADY_POINTS:
+        return STEADY
+    return IN_BETWEEN
+
+
+def policy_label(count_agent_errors: bool) -> str:
+    if count_agent_errors:
+        return (
+            "Agent errors count as failures: a trial that ended in a model error or timeout is a "
+            "failed trial (the whole case as 0 of its runs where trials were not recorded); "
+            "judge and evaluator errors stay excluded."
+        )
+    return (
+        "multivon-eval's rule: only cases that passed or failed on quality count; cases with "
+        "model, judge or evaluator errors and skipped cases are left out."
+    )
+
+
+def k_max_for(runs_max: Any) -> int:
+    """Largest k reported: at least 8, and every k up to the largest run count."""
+    if is_missing(runs_max):
+        return MIN_K_MAX
+    return max(MIN_K_MAX, int(runs_max))
+
+
+def pass_k_results(n: np.ndarray, c: np.ndarray, k_max: int) -> dict[str, list[PassKResult]]:
+    """pass@k and pass^k for k = 1..k_max over the given evaluated cases (in case order)."""
+    ks = range(1, k_max + 1)
+    return {metric: suite_pass_k(n, c, ks, metric) for metric in METRICS}
+
+
+def evaluated_arrays(outcomes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(n, c) of the cases that count, in the frame's order."""
+    counted = outcomes[outcomes["n"].notna()]
+    return counted["n"].to_numpy(dtype=np.int64), counted["c"].to_numpy(dtype=np.int64)
+
+
+def is_missing(x: Any) -> bool:
+    """None, NaN, NaT or pandas' NA (without importing pandas)."""
+    if x is None:
+        return True
+    try:
+        return bool(x != x)
+    except TypeError:  # pandas.NA refuses to be a bool
+        return True
+
+
+def estimate(n: np.ndarray, c: np.ndarray, k: int, metric: str) -> PassKResult:
+    """One metric at one k over the given evaluated cases."""
+    return suite_pass_k(n, c, [k], metric)[0]
+
+
+def text_or_none(x: Any) -> str | None:
+    return x if isinstance(x, str) else None
+
+
+def number_or_none(x: Any) -> float | None:
+    return None if is_missing(x) else float(x)
+
+
+def count_or_none(x: Any) -> int | None:
+    return None if is_missing(x) else int(x)

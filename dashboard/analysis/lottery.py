@@ -1,0 +1,68 @@
+"""Lottery cases of a release: pass sometimes, never reliably; ranked closest to
+reliable first, with how many releases in a row each has been one.
+
+Must not: import Streamlit or Altair, hold SQL text, or format numbers for display.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis.matching import case_keys
+from dashboard.analysis.releases import shown_cases
+from dashboard.stats import lottery_mask, pass_at_k, pass_hat_k, rank_lottery
+
+
+def lottery_table(
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    report_id: int,
+    k: int,
+    count_agent_errors: bool = False,
+) -> pd.DataFrame:
+    """Ranked lottery cases of one release at k, with how many releases in a row they have been."""
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
+    cases = cases.assign(key=case_keys(cases))
+    flags = {}
+    for rid, group in cases.groupby("report_id", sort=False):
+        counted = group[group["n"].notna()]
+        n = counted["n"].to_numpy(dtype=np.int64)
+        c = counted["c"].to_numpy(dtype=np.int64)
+        flags[rid] = set(counted["key"][lottery_mask(n, c, min(k, int(n.max()) if len(n) else k))])
+    this = cases[(cases["report_id"] == report_id) & cases["n"].notna()].reset_index(drop=True)
+    n = this["n"].to_numpy(dtype=np.int64)
+    c = this["c"].to_numpy(dtype=np.int64)
+    order = rank_lottery(n, c, k)
+    rank_of_release = dict(zip(releases["report_id"], releases["release_rank"], strict=True))
+    history = [
+        rid
+        for rid in releases.sort_values("release_rank")["report_id"]
+        if rank_of_release[rid] <= rank_of_release[report_id]
+    ]
+    rows = []
+    for rank, idx in enumerate(order, start=1):
+        case = this.iloc[int(idx)]
+        streak = 0
+        for rid in reversed(history):
+            if case["key"] in flags.get(rid, set()):
+                streak += 1
+            else:
+                break
+        rows.append(
+            {
+                "rank": rank,
+                "case_idx": int(case["case_idx"]),
+                "case_id": case["case_id"],
+                "input": case["input"],
+                "passes": int(case["c"]),
+                "runs": int(case["n"]),
+                "pass_rate": case["c"] / case["n"],
+                "pass_at_k": float(pass_at_k(int(case["n"]), int(case["c"]), k)),
+                "pass_hat_k": float(pass_hat_k(int(case["n"]), int(case["c"]), k)),
+                "releases_as_lottery": streak,
+            }
+        )
+    return pd.DataFrame(rows)

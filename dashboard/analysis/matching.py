@@ -1,0 +1,103 @@
+"""Case identity across releases: which case of one release is which case of another.
+
+Cases are matched by case_id where they have one (0.18+), else by input text, the rule
+the case history, the compare ledger and the Releases page's Δ column all use. Plain
+rows and lists, no DataFrame work per pair: the Releases page matches every pair of
+consecutive releases.
+
+Must not: import Streamlit or Altair, hold SQL text, or estimate anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis.estimates import is_missing
+
+
+def case_keys(cases: pd.DataFrame) -> pd.Series:
+    """A key per case row that is shared by the same case in every release of a suite.
+
+    Cases are matched by case_id where they have one (0.18+), so a later edit of the input
+    under the same id still matches and two ids never merge. A case without an id
+    (pre-0.18) matches by input text, and joins the id case with that input when exactly
+    one id was ever seen with it.
+    """
+    keys = case_key_list(list(cases["case_id"]), list(cases["input"]))
+    return pd.Series(keys, index=cases.index, dtype=object)
+
+
+def case_key_list(case_ids: Sequence[Any], inputs: Sequence[Any]) -> list[str]:
+    """case_keys over plain lists (the same rule, without a DataFrame)."""
+    ids_by_input: dict[str, set[str]] = {}
+    for case_id, text in zip(case_ids, inputs, strict=True):
+        if isinstance(case_id, str) and case_id:
+            ids_by_input.setdefault(text if isinstance(text, str) else "", set()).add(case_id)
+    keys = []
+    for case_id, text in zip(case_ids, inputs, strict=True):
+        if isinstance(case_id, str) and case_id:
+            keys.append("id:" + case_id)
+            continue
+        text = text if isinstance(text, str) else ""
+        known = ids_by_input.get(text, set())
+        keys.append("id:" + next(iter(known)) if len(known) == 1 else "input:" + text)
+    return keys
+
+
+def with_occurrence(keys: Sequence[str], sides: Sequence[str]) -> list[str]:
+    """Make keys unique within each release: the i-th case sharing a key gets '#i'.
+
+    Two cases of one report with one input and no case_id are indistinguishable; they
+    are paired with their counterparts in file order rather than dropped.
+    """
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for key, side in zip(keys, sides, strict=True):
+        seen[(side, key)] = seen.get((side, key), 0) + 1
+        out.append(key if seen[(side, key)] == 1 else f"{key}#{seen[(side, key)]}")
+    return out
+
+
+def has_tag(row: dict[str, Any], tag: str) -> bool:
+    tags = row.get("tags")
+    return tags is not None and tag in [str(t) for t in tags]
+
+
+def keyed_rows(
+    base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]], tag: str | None
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Each release's rows by case key (unique within the release), in file order."""
+    rows = [("base", r) for r in base]
+    rows += [("head", r) for r in head]
+    keys = with_occurrence(
+        case_key_list([r["case_id"] for _, r in rows], [r["input"] for _, r in rows]),
+        [side for side, _ in rows],
+    )
+    if tag:
+        keep = {key for (_, r), key in zip(rows, keys, strict=True) if has_tag(r, tag)}
+        pairs = [(sr, key) for sr, key in zip(rows, keys, strict=True) if key in keep]
+    else:
+        pairs = list(zip(rows, keys, strict=True))
+    base_rows = {key: r for (side, r), key in pairs if side == "base"}
+    head_rows = {key: r for (side, r), key in pairs if side == "head"}
+    return base_rows, head_rows
+
+
+def paired_counts(
+    base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]]
+) -> tuple[np.ndarray, ...]:
+    """(n_base, c_base, n_head, c_head) of the cases evaluated in both releases, in head's
+    order: the pairs match_case_rows yields, without building the ledger (the Releases
+    page needs only the change, for every pair of consecutive releases)."""
+    base_rows, head_rows = keyed_rows(base, head, None)
+    counts: list[tuple[int, int, int, int]] = []
+    for key, h in head_rows.items():
+        b = base_rows.get(key)
+        if b is not None and not is_missing(b["n"]) and not is_missing(h["n"]):
+            counts.append((int(b["n"]), int(b["c"]), int(h["n"]), int(h["c"])))
+    columns = np.array(counts, dtype=np.int64).reshape(-1, 4).T
+    return tuple(columns)

@@ -1,0 +1,187 @@
+"""The summary document (`relidash summary --json`) and the report overview the pages
+start from: catalog rows shaped into JSON-ready dicts, read from the estimates the load
+stored.
+
+Must not: import Streamlit or Altair, hold SQL text, or print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from dashboard.analysis.estimates import (
+    count_or_none,
+    k_max_for,
+    number_or_none,
+    text_or_none,
+)
+from dashboard.data.ingest import catalog_version
+from dashboard.data.queries import fetch_rows, load_query, run_query
+from dashboard.data.results import cached_summary, store_records, store_summary, stored_records
+from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def report_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return run_query(con, "report_overview")
+
+
+def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return run_query(con, "load_problems")
+
+
+def _metric_cell(value: Any, low: Any, high: Any, reason: str | None) -> dict[str, Any]:
+    return {
+        "value": number_or_none(value),
+        "ci_low": number_or_none(low),
+        "ci_high": number_or_none(high),
+        "unknown_reason": reason or None,
+    }
+
+
+def stored_pass_k(
+    con: duckdb.DuckDBPyConnection, report_ids: list[int]
+) -> dict[tuple[int, str, int], PassKResult]:
+    """The default-policy results the load stored, by (report_id, metric, k).
+
+    Equal to suite_pass_k over the reports' evaluated cases (the load computed them so),
+    so pages under the default policy read them instead of estimating again.
+    """
+    return {
+        (rid, metric, k): PassKResult(k, metric, value, low, high, n_cases, runs, method, reason)
+        for rid, metric, k, value, low, high, method, n_cases, runs, reason in con.execute(
+            load_query("report_metrics"), {"report_ids": report_ids}
+        ).fetchall()
+    }
+
+
+def report_records(
+    con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The `reports` entries of `relidash summary --json`, one per overview row.
+
+    Built from plain rows: at thousands of reports, DataFrame grouping costs seconds.
+    """
+    # all reports in one scan; a few (after a load that changed a few files) by id
+    wanted = None if len(overview) > 64 else [row["report_id"] for row in overview]
+    metrics: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
+    for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
+        load_query("report_metrics"), {"report_ids": wanted}
+    ).fetchall():
+        metrics.setdefault((rid, metric), {})[str(k)] = _metric_cell(value, low, high, reason)
+    lottery: dict[int, list[dict[str, Any]]] = {}
+    for rid, _, _, case_id, text, passes, runs in con.execute(
+        load_query("lottery_cases"), {"report_ids": wanted}
+    ).fetchall():
+        lottery.setdefault(rid, []).append(
+            {"case_id": text_or_none(case_id), "input": text, "passes": passes, "runs": runs}
+        )
+    records = []
+    for row in overview:
+        rid, k_max = row["report_id"], k_max_for(row["runs_max"])
+        cells = {
+            key: {k: v for k, v in metrics.get((rid, metric), {}).items() if int(k) <= k_max}
+            for key, metric in (("pass_at_k", METRIC_PASS_AT_K), ("pass_hat_k", METRIC_PASS_HAT_K))
+        }
+        records.append(
+            {
+                "file": row["file"],
+                "suite": row["suite"],
+                "release": row["release"],
+                "format": row["format"],
+                "upgraded": bool(row["upgraded"]),
+                "cases": {
+                    "total": int(row["cases_total"]),
+                    "evaluated": int(row["cases_evaluated"]),
+                    "errored": int(row["cases_errored"]),
+                    "skipped": int(row["cases_skipped"]),
+                    "excluded": int(row["cases_excluded"]),
+                },
+                "runs": {
+                    "min": count_or_none(row["runs_min"]),
+                    "max": count_or_none(row["runs_max"]),
+                },
+                **cells,
+                "lottery": lottery.get(rid, []),
+            }
+        )
+    return records
+
+
+def latest_rows(overview: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One report per (suite, release): the last in report_overview's order, i.e. the most
+    recent (its own time, else file mtime)."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in overview:
+        latest[(row["suite"], row["release"])] = row
+    return list(latest.values())
+
+
+def latest_per_release(overview: pd.DataFrame) -> pd.DataFrame:
+    """latest_rows for a DataFrame of report_overview rows (the pages' form)."""
+    return overview.groupby(["suite", "release"], sort=False).tail(1).reset_index(drop=True)
+
+
+def summary_text(con: duckdb.DuckDBPyConnection, by: str = "file") -> str:
+    """summary_json as compact JSON text.
+
+    By file it is joined from each report's stored entry (0.1 s for 2,000 reports), so
+    the whole document is not stored again: writing it after a load that changed one
+    file cost more than joining it. By release it is kept whole for the catalog version
+    it describes.
+    """
+    if by == "file":
+        return _file_summary_text(con)
+    version = catalog_version(con)
+    text = cached_summary(con, by, version)
+    if text is None:
+        text = json.dumps(summary_json(con, by), ensure_ascii=False)
+        store_summary(con, by, version, text)
+    return text
+
+
+def _file_summary_text(con: duckdb.DuckDBPyConnection) -> str:
+    """json.dumps(summary_json(con)), assembled from each report's stored entry: after a
+    load that changed one file, one entry is rebuilt rather than thousands."""
+    overview = fetch_rows(con, "report_overview")
+    entries = stored_records(con)
+    missing = [row for row in overview if row["report_id"] not in entries]
+    fresh = [
+        (row["report_id"], json.dumps(record, ensure_ascii=False))
+        for row, record in zip(missing, report_records(con, missing), strict=True)
+    ]
+    store_records(con, fresh)
+    entries.update(fresh)
+    problems = json.dumps(_problem_entries(con), ensure_ascii=False)
+    reports = ", ".join(entries[row["report_id"]] for row in overview)
+    return f'{{"reports": [{reports}], "problems": {problems}}}'
+
+
+def _problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:
+    return [
+        {"file": file, "reason": reason, "scope": scope}
+        for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
+    ]
+
+
+def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
+    """The document `relidash summary --json` prints."""
+    overview = fetch_rows(con, "report_overview")
+    problems = _problem_entries(con)
+    if by == "release":
+        files: dict[tuple[str, str], list[str]] = {}
+        for row in overview:
+            files.setdefault((row["suite"], row["release"]), []).append(row["file"])
+        latest = latest_rows(overview)
+        records = report_records(con, latest)
+        for record, row in zip(records, latest, strict=True):
+            record["release_rank"] = int(row["release_rank"])
+            record["files"] = files[(row["suite"], row["release"])]
+        return {"releases": records, "problems": problems}
+    return {"reports": report_records(con, overview), "problems": problems}

@@ -1,0 +1,59 @@
+"""A comparison of two releases for a terminal: the paired deltas with their CIs, then
+the case ledger case by case.
+
+Formatting only: every number and bucket comes from dashboard/analysis/comparing.py.
+Must not: compute a delta, import Streamlit, or print.
+"""
+
+from __future__ import annotations
+
+from dashboard.analysis.comparing import STILL_PASSING, Comparison, LedgerEntry
+from dashboard.analysis.deltas import INTERVAL_NOTE
+from dashboard.analysis.estimates import policy_note
+from dashboard.render.formatting import one_line
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _entry_line(entry: LedgerEntry) -> str:
+    before = entry.base.cell() if entry.base else "—"
+    after = entry.head.cell() if entry.head else "—"
+    text = one_line(entry.input) or entry.case_id or entry.key
+    return f"    {before:>13} → {after:<13} {text}"
+
+
+def render_text(comparison: Comparison, list_still_passing: bool = False) -> str:
+    """The comparison for a terminal: deltas with CIs, then the ledger case by case."""
+    c = comparison
+    policy = policy_note(c.count_agent_errors)
+    out = [
+        f"relidash compare: suite {c.suite}, {c.base_release} → {c.head_release} "
+        f"({c.slice or 'all cases'}; {policy})",
+        f"  base {c.base_file}",
+        f"  head {c.head_file}",
+        f"  {len(c.ledger)} cases matched, {c.n_pairs} evaluated in both; "
+        f"{len(c.added)} added, {len(c.removed)} removed; k = {c.k} ({c.k_source})",
+        "",
+        f"  {'':<8} {'base':>7} {'head':>7} {'Δ pts':>7}   95% CI (pts)",
+    ]
+    for d in c.deltas:
+        if d.delta is None or d.base is None or d.head is None:
+            out.append(f"  {d.name:<8} {d.unknown_reason}")
+            continue
+        out.append(
+            f"  {d.name:<8} {100 * d.base:>6.1f}% {100 * d.head:>6.1f}% {_pts(d.delta.delta):>7}"
+            f"   [{_pts(d.delta.ci_low)}, {_pts(d.delta.ci_high)}]"
+        )
+    out.append(f"  (means over the {c.n_pairs} cases evaluated in both; {INTERVAL_NOTE})")
+    out += ["", f"Case ledger ({len(c.ledger)} matched cases, passes/runs base → head):"]
+    for bucket, entries in c.buckets().items():
+        out.append(f"  {bucket}: {len(entries)}")
+        if bucket == STILL_PASSING and not list_still_passing:
+            continue
+        out += [_entry_line(e) for e in entries]
+    for title, unmatched in (("added (head only)", c.added), ("removed (base only)", c.removed)):
+        out.append(f"  {title}: {len(unmatched)}")
+        out += [_entry_line(e) for e in unmatched]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,88 @@
+"""How numbers and report text look wherever relidash shows them: percentages with one
+decimal and the CI in brackets, UNKNOWN spelled out, text flattened to one line, and
+the Releases table as the page shows it.
+
+Formatting only. Must not: decide a verdict or a reading (analysis does), import
+Streamlit, or do I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+INPUT_WIDTH = 70
+
+
+def pct(value: Any) -> str:
+    return "UNKNOWN" if value is None or pd.isna(value) else f"{100 * float(value):.1f}%"
+
+
+def pct_ci(value: Any, low: Any, high: Any) -> str:
+    if value is None or pd.isna(value):
+        return "UNKNOWN"
+    return f"{pct(value)} [{100 * float(low):.1f}–{100 * float(high):.1f}]"
+
+
+def with_ci(cell: dict[str, Any] | None) -> str:
+    """pct_ci of a summary document's metric cell ({value, ci_low, ci_high, ...})."""
+    if not cell or cell.get("value") is None:
+        return "UNKNOWN"
+    return pct_ci(cell["value"], cell["ci_low"], cell["ci_high"])
+
+
+def envelope_text(width_points: Any, reading: str) -> str:
+    """The envelope as every surface shows it: `37.5 pts (in between)`."""
+    if width_points is None or pd.isna(width_points):
+        return "UNKNOWN"
+    return f"{float(width_points):.1f} pts ({reading})"
+
+
+def one_line(text: str | None, width: int = INPUT_WIDTH) -> str:
+    flat = " ".join((text or "").split())
+    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def display_release_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The release table as the page shows it: text cells, UNKNOWN spelled out."""
+    k = int(table["k"].iloc[0]) if not table.empty else 0
+    rows = []
+    for r in table.itertuples(index=False):
+        change = "—"
+        if r.pass_hat_k_change is not None and pd.notna(r.pass_hat_k_change):
+            change = (
+                f"{100 * r.pass_hat_k_change:+.1f} pts [{100 * r.pass_hat_k_change_ci_low:+.1f}, "
+                f"{100 * r.pass_hat_k_change_ci_high:+.1f}] over {r.pass_hat_k_change_pairs} cases"
+                + (" ◆" if r.pass_hat_k_change_significant else "")
+            )
+        runs = (
+            "—"
+            if r.runs_max is None
+            else (str(r.runs_max) if r.runs_min == r.runs_max else f"{r.runs_min}–{r.runs_max}")
+        )
+        rows.append(
+            {
+                "release": r.release,
+                "cases (evaluated / errored / skipped)": f"{r.cases_evaluated} / {r.cases_errored} / {r.cases_skipped}",
+                "runs": runs,
+                "pass@1": pct_ci(r.pass_at_1, r.pass_at_1_ci_low, r.pass_at_1_ci_high),
+                f"pass@{k}": pct_ci(r.pass_at_k, r.pass_at_k_ci_low, r.pass_at_k_ci_high),
+                f"pass^{k}": pct_ci(r.pass_hat_k, r.pass_hat_k_ci_low, r.pass_hat_k_ci_high),
+                "envelope": envelope_text(r.envelope_points, r.envelope_reading),
+                f"Δ pass^{k}": change,
+                "format": r.format + (" (upgraded)" if r.upgraded else ""),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def unknown_notes(table: pd.DataFrame) -> list[str]:
+    notes = []
+    for r in table.itertuples(index=False):
+        for reason in (r.pass_at_1_unknown, r.pass_at_k_unknown, r.pass_hat_k_unknown):
+            if reason:
+                notes.append(f"{r.release}: {reason}")
+                break
+    return notes

@@ -1,0 +1,261 @@
+"""A gate's verdicts as text: the sentence per rule, plain lines for a terminal,
+GitHub-flavoured Markdown for `$GITHUB_STEP_SUMMARY`, JUnit XML (one test case per
+rule), and the Gates page's table.
+
+Formatting only: every verdict comes from dashboard/analysis/gating.py. Must not:
+decide a verdict, import Streamlit, print, or write files.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as ET
+from typing import Final
+
+import pandas as pd
+
+from dashboard.analysis.estimates import policy_note
+from dashboard.analysis.gating import (
+    FAILED,
+    PASSED,
+    UNKNOWN,
+    GateReport,
+    GateVerdict,
+    HoldingCase,
+    RuleResult,
+    verdict_of_row,
+)
+from dashboard.analysis.policy import USES_CI_LOW
+from dashboard.render.formatting import one_line
+
+HOLDING_SHOWN: Final = 10
+GATE_TABLE_COLUMNS: Final = (
+    "release", "slice", "threshold", "verdict", "pass_hat_k", "ci_low", "ci_high", "n_cases",
+    "detail",
+)  # fmt: skip
+
+
+def verdict_line(v: GateVerdict) -> str:
+    """The verdict in one sentence, with the numbers behind it."""
+    name = v.metric.replace("k", str(v.k))
+    if v.verdict == UNKNOWN:
+        return f"{name} gate UNKNOWN (fails): {v.reason}"
+    bound = "CI lower bound" if v.uses == USES_CI_LOW else "value"
+    observed = v.ci_low if v.uses == USES_CI_LOW else v.value
+    assert observed is not None and v.value is not None
+    op = ">=" if v.verdict == PASSED else "<"
+    digits = _digits_to_show(observed, v.threshold)
+    return (
+        f"{name} gate {v.verdict}: {bound} {observed:.{digits}f} {op} required "
+        f"{v.threshold:.{digits}f} ({name} = {v.value:.3f}, CI [{v.ci_low:.3f}, "
+        f"{v.ci_high:.3f}], {v.n_cases} cases)"
+    )
+
+
+def _digits_to_show(observed: float, threshold: float) -> int:
+    """3 decimals, or as many more as it takes for the printed comparison to read true."""
+    for digits in range(3, 10):
+        if observed == threshold or f"{observed:.{digits}f}" != f"{threshold:.{digits}f}":
+            return digits
+    return 10
+
+
+def rule_line(result: RuleResult) -> str:
+    """verdict_line, prefixed by the rule's name and slice when it has them."""
+    prefix = " ".join(
+        part
+        for part in (result.rule.name, f"[{result.rule.slice}]" if result.rule.slice else "")
+        if part
+    )
+    line = verdict_line(result.verdict)
+    return f"{prefix} {line}" if prefix else line
+
+
+def strict_line(report: GateReport) -> str:
+    count = len(report.problems)
+    return f"strict gate FAILED: {count} load problem{'s' if count != 1 else ''} in {report.file}"
+
+
+def gate_table_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The Gates page's table (analysis.gating.gate_table) with each verdict's sentence."""
+    if table.empty:
+        return pd.DataFrame(columns=list(GATE_TABLE_COLUMNS))
+    detail = [verdict_line(verdict_of_row(row)) for row in table.to_dict("records")]
+    return table.assign(detail=detail)[list(GATE_TABLE_COLUMNS)]
+
+
+def _holding_heading(result: RuleResult) -> str:
+    if not result.holding:
+        return (
+            f"no case is below 1.000 on {result.rule.metric_name}: the bound is held down by "
+            f"the number of cases ({result.verdict.n_cases}) alone"
+        )
+    return f"cases holding it down (lowest per-case {result.rule.metric_name} first, passes/runs):"
+
+
+def _case_text(case: HoldingCase) -> str:
+    return one_line(case.input) or case.case_id or f"case {case.case_idx}"
+
+
+def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
+    """One line per rule; under each failure, the cases that hold its metric down."""
+    out = [
+        f"relidash gate: suite {report.suite}, release {report.release} ({report.file}; "
+        f"{policy_note(report.count_agent_errors)})"
+    ]
+    for result in report.results:
+        out.append(rule_line(result))
+        if result.verdict.verdict != FAILED:
+            continue
+        out.append(f"  {_holding_heading(result)}")
+        for case in result.holding[:limit]:
+            out.append(
+                f"    {case.passes}/{case.runs}  {result.rule.metric_name} {case.value:.3f}  "
+                f"{_case_text(case)}"
+            )
+        if len(result.holding) > limit:
+            out.append(f"    … and {len(result.holding) - limit} more")
+    if report.strict_failed:
+        out.append(strict_line(report))
+        out.extend(f"  {scope}: {reason}" for scope, reason in report.problems)
+    total = len(report.results) + int(report.strict)
+    if report.passed:
+        out.append(f"gate PASSED: {total} of {total} checks passed")
+    else:
+        out.append(f"gate FAILED: {report.failures} of {total} checks failed")
+    return "\n".join(out) + "\n"
+
+
+_MD_SPECIAL: Final = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _md(text: str, width: int = 120) -> str:
+    """Text made inert in Markdown (also in a table cell): HTML and Markdown syntax escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line(text, width), quote=False))
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+_ICON: Final = {PASSED: "✅", FAILED: "❌", UNKNOWN: "⚠️"}
+
+
+def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
+    """A GitHub-flavoured Markdown summary for `$GITHUB_STEP_SUMMARY`."""
+    status = "PASSED" if report.passed else "FAILED"
+    out = [
+        f"## {'✅' if report.passed else '❌'} relidash gate {status}: "
+        f"{_md(report.suite)} {_md(report.release)}",
+        "",
+        f"Report {_md(report.file)}; {policy_note(report.count_agent_errors)}. "
+        "95% CIs: cluster bootstrap over cases (Wilson when every case has one value).",
+        "",
+        "| Verdict | Rule | Slice | Observed | Required | Estimate | 95% CI | Cases |",
+        "|---|---|---|---:|---:|---:|---|---:|",
+    ]
+    for r in report.results:
+        v = r.verdict
+        observed = v.ci_low if r.rule.uses == USES_CI_LOW else v.value
+        bound = "CI low" if r.rule.uses == USES_CI_LOW else "value"
+        ci = "—" if v.ci_low is None else f"[{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        name = f"{_md(r.rule.name)}: " if r.rule.name else ""
+        out.append(
+            f"| {_ICON[v.verdict]} {v.verdict} | {name}{r.rule.metric_name} {bound} "
+            f"| {_md(r.rule.scope)} | {_fmt(observed)} | ≥ {r.rule.threshold:.3f} "
+            f"| {_fmt(v.value)} | {ci} | {v.n_cases} |"
+        )
+    if report.strict:
+        verdict = FAILED if report.strict_failed else PASSED
+        out.append(
+            f"| {_ICON[verdict]} {verdict} | strict: no load problems | {_md(report.file)} "
+            f"| {len(report.problems)} problems | 0 | | | |"
+        )
+    details = [r for r in report.results if not r.passed]
+    if details or report.strict_failed:
+        out += ["", "### Failures", ""]
+    for r in details:
+        out += [f"{_ICON[r.verdict.verdict]} **{_md(rule_line(r), 1000)}**", ""]
+        if r.verdict.verdict != FAILED:
+            continue
+        if not r.holding:
+            out += [_md(_holding_heading(r), 1000), ""]
+            continue
+        out += [
+            f"<details><summary>{len(r.holding)} "
+            f"{'case holds' if len(r.holding) == 1 else 'cases hold'} "
+            f"{r.rule.metric_name} down (lowest first)</summary>",
+            "",
+            f"| Passes/runs | {r.rule.metric_name} | Case |",
+            "|---:|---:|---|",
+        ]
+        out += [
+            f"| {case.passes}/{case.runs} | {case.value:.3f} | {_md(_case_text(case))} |"
+            for case in r.holding[:limit]
+        ]
+        if len(r.holding) > limit:
+            out.append(f"| | | … and {len(r.holding) - limit} more |")
+        out += ["", "</details>", ""]
+    if report.strict_failed:
+        out += [f"{_ICON[FAILED]} **{_md(strict_line(report), 1000)}**", ""]
+        out += [f"- {_md(scope)}: {_md(reason, 1000)}" for scope, reason in report.problems]
+    return "\n".join(out) + "\n"
+
+
+def render_junit(report: GateReport) -> str:
+    """JUnit XML: one test suite, one test case per rule (plus one for --strict)."""
+    cases: list[ET.Element] = []
+    failures = 0
+    seen: dict[str, int] = {}
+    classname = f"relidash.gate.{report.suite}"
+    for r in report.results:
+        label = r.rule.label()
+        seen[label] = seen.get(label, 0) + 1
+        name = label if seen[label] == 1 else f"{label} #{seen[label]}"
+        case = ET.Element("testcase", {"classname": classname, "name": name, "time": "0"})
+        if not r.passed:
+            failures += 1
+            failure = ET.SubElement(
+                case, "failure", {"message": rule_line(r), "type": r.verdict.verdict}
+            )
+            body = [rule_line(r)]
+            if r.verdict.verdict == FAILED:
+                body.append(_holding_heading(r))
+                body += [
+                    f"{h.passes}/{h.runs}  {r.rule.metric_name} {h.value:.3f}  {_case_text(h)}"
+                    for h in r.holding
+                ]
+            failure.text = "\n".join(body)
+        else:
+            ET.SubElement(case, "system-out").text = rule_line(r)
+        cases.append(case)
+    if report.strict:
+        case = ET.Element(
+            "testcase", {"classname": classname, "name": "strict: no load problems", "time": "0"}
+        )
+        if report.strict_failed:
+            failures += 1
+            failure = ET.SubElement(
+                case, "failure", {"message": strict_line(report), "type": "STRICT"}
+            )
+            failure.text = "\n".join(f"{scope}: {reason}" for scope, reason in report.problems)
+        cases.append(case)
+    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0"}
+    root = ET.Element("testsuites", {"name": "relidash gate", **counts})
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {"name": f"relidash gate {report.suite} {report.release}", **counts, "skipped": "0"},
+    )
+    properties = ET.SubElement(suite, "properties")
+    for key, value in (
+        ("suite", report.suite),
+        ("release", report.release),
+        ("file", report.file),
+        ("policy", policy_note(report.count_agent_errors)),
+    ):
+        ET.SubElement(properties, "property", {"name": key, "value": value})
+    suite.extend(cases)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
