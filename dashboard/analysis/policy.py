@@ -7,7 +7,9 @@ analysis/gating.py), import Streamlit, print, or exit.
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -16,7 +18,17 @@ from dashboard.stats import METRIC_PASS_HAT_K, METRICS
 
 USES_CI_LOW: Final = "ci_low"
 USES_VALUE: Final = "value"
-RULE_KEYS: Final = ("name", "metric", "k", "min_ci_low", "min_value", "slice")
+RULE_KEYS: Final = ("name", "metric", "k", "min_ci_low", "min_value", "slice", "suite")
+CONFIG_NAME: Final = "relidash.toml"  # the reports directory's settings (data/releases.py)
+# The Gates page's default rule, as a policy document: what a suite is judged by when
+# neither `--policy` nor relidash.toml gives it rules.
+DEFAULT_POLICY_TEXT: Final = """[[rule]]
+name = "default"
+metric = "pass^k"
+k = 4
+min_ci_low = 0.5
+"""
+DEFAULT_POLICY_SOURCE: Final = "the default rule (pass^4 CI lower bound >= 0.5)"
 
 
 class PolicyError(ValueError):
@@ -33,6 +45,7 @@ class GateRule:
     uses: str  # "ci_low" (the CI lower bound, as assert_pass_hat_k) | "value" (point estimate)
     slice: str | None = None  # a case tag, `dim:value` or plain; None for every case
     name: str = ""
+    suite: str | None = None  # the suite it applies to; None for every suite
 
     @property
     def metric_name(self) -> str:
@@ -57,6 +70,7 @@ def make_rule(
     min_value: object = None,
     slice: object = None,
     name: object = "",
+    suite: object = None,
 ) -> GateRule:
     """A validated rule; ValueError names the offending field (the CLI's flags, a policy's keys)."""
     if metric not in METRICS:
@@ -76,6 +90,8 @@ def make_rule(
         raise ValueError(f"slice must be a case tag such as 'risk_tier:safety', got {slice!r}")
     if not isinstance(name, str):
         raise ValueError(f"name must be a string, got {name!r}")
+    if suite is not None and (not isinstance(suite, str) or not suite):
+        raise ValueError(f"suite must be a suite's name, got {suite!r}")
     return GateRule(
         metric=str(metric),
         k=k,
@@ -83,10 +99,11 @@ def make_rule(
         uses=USES_CI_LOW if key == "min_ci_low" else USES_VALUE,
         slice=slice,
         name=name,
+        suite=suite,
     )
 
 
-def parse_policy(text: str, source: str) -> list[GateRule]:
+def parse_policy(text: str, source: str, *, config: bool = False) -> list[GateRule]:
     """The rules of a policy document; `source` names the file in every error.
 
     The format is an array of `[[rule]]` tables with the keys of RULE_KEYS:
@@ -97,13 +114,19 @@ def parse_policy(text: str, source: str) -> list[GateRule]:
         metric = "pass^k"             # optional; pass^k (default) or pass@k
         k = 4
         min_value = 1.0               # or min_ci_low = 0.95, exactly one of the two
+        suite = "support-agent"       # optional; every suite when absent
+
+    With `config` the document is relidash.toml: other tables are its own business, and
+    no `[[rule]]` at all is no rules rather than an error.
     """
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"{source}: not valid TOML: {exc}") from exc
+    if config and "rule" not in document:
+        return []
     extra = sorted(set(document) - {"rule"})
-    if extra:
+    if extra and not config:
         raise PolicyError(
             f"{source}: unknown top-level key {extra[0]!r}; a policy holds [[rule]] tables only"
         )
@@ -140,3 +163,59 @@ def read_policy(path: Path) -> list[GateRule]:
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"{path}: cannot be read ({exc})") from exc
     return parse_policy(text, str(path))
+
+
+def rules_for(rules: Sequence[GateRule], suite: str) -> list[GateRule]:
+    """The rules that apply to one suite: its own and those for every suite."""
+    return [rule for rule in rules if rule.suite in (None, suite)]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The rules a suite is judged by, and the bytes they came from."""
+
+    source: str  # a policy file's path, a relidash.toml's path, or DEFAULT_POLICY_SOURCE
+    sha256: str  # of the source's bytes (of DEFAULT_POLICY_TEXT for the default rule)
+    rules: tuple[GateRule, ...]
+
+
+def resolve_policy(suite: str, policy_file: Path | None, reports_dir: Path | None) -> Policy:
+    """`--policy FILE`, else the `[[rule]]` tables of the reports directory's relidash.toml,
+    else the Gates page's default rule; only the rules that apply to `suite`.
+
+    PolicyError when the file given is unusable or gives this suite no rule; an unusable
+    relidash.toml is an error too, since a review must not silently fall back.
+    """
+    if policy_file is not None:
+        data = _read_bytes(policy_file)
+        rules = rules_for(parse_policy(_decode(data, policy_file), str(policy_file)), suite)
+        if not rules:
+            raise PolicyError(f"{policy_file}: defines no rule for suite {suite!r}")
+        return Policy(str(policy_file), hashlib.sha256(data).hexdigest(), tuple(rules))
+    config = reports_dir / CONFIG_NAME if reports_dir is not None else None
+    if config is not None and config.is_file():
+        data = _read_bytes(config)
+        rules = rules_for(parse_policy(_decode(data, config), str(config), config=True), suite)
+        if rules:
+            return Policy(str(config), hashlib.sha256(data).hexdigest(), tuple(rules))
+    return Policy(
+        DEFAULT_POLICY_SOURCE,
+        hashlib.sha256(DEFAULT_POLICY_TEXT.encode()).hexdigest(),
+        tuple(parse_policy(DEFAULT_POLICY_TEXT, DEFAULT_POLICY_SOURCE)),
+    )
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise PolicyError(f"{path}: no such policy file") from exc
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot be read ({exc})") from exc
+
+
+def _decode(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"{path}: cannot be read ({exc})") from exc

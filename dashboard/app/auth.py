@@ -52,3 +52,19 @@ def require_login() -> None:
         st.error(f"{user.get('email')} is not allowed to see these reports.")
         st.button("Sign out", on_click=st.logout)
         st.stop()
+
+
+def signed_in_identity() -> dict[str, Any] | None:
+    """The provider's claims for the signed-in user (issuer, subject, e-mail), or None
+    when login is not configured: a sign-off then carries a typed, unverified name."""
+    if not auth_configured():
+        return None
+    user: Any = st.user
+    if not user.get("is_logged_in"):
+        return None
+    return {
+        "issuer": user.get("iss"),
+        "subject": user.get("sub"),
+        "email": user.get("email"),
+        "name": user.get("name"),
+    }

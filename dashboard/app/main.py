@@ -35,6 +35,8 @@ PAGES = [
     st.Page(HERE / "page_scripts/slices.py", title="Slices", url_path="slices"),
     st.Page(HERE / "page_scripts/lottery.py", title="Lottery cases", url_path="lottery"),
     st.Page(HERE / "page_scripts/gates.py", title="Gates", url_path="gates"),
+    st.Page(HERE / "page_scripts/review.py", title="Review", url_path="review"),
+    st.Page(HERE / "page_scripts/reviews.py", title="Reviews", url_path="reviews"),
     st.Page(HERE / "page_scripts/calculator.py", title="Calculator", url_path="calculator"),
     st.Page(HERE / "page_scripts/data.py", title="Data", url_path="data"),
 ]

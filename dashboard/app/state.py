@@ -162,3 +162,88 @@ def gate_table(
     return gating.gate_table(
         catalog().cursor(), overview(version), suite, k, rules, count_agent_errors
     )
+
+
+# ---- release review ------------------------------------------------------------------------
+
+ENV_POLICY = "RELIDASH_POLICY"
+ENV_REVIEWS = "RELIDASH_REVIEWS"
+
+
+def policy_file() -> Path | None:
+    """`relidash serve --policy FILE`, if given."""
+    value = os.environ.get(ENV_POLICY)
+    return Path(value) if value else None
+
+
+def reviews_dir() -> Path:
+    """`relidash serve --reviews RDIR`, else $XDG_DATA_HOME/relidash/reviews."""
+    from dashboard.data.signoffs import default_reviews_dir
+
+    value = os.environ.get(ENV_REVIEWS)
+    return Path(value) if value else default_reviews_dir()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def build_review(
+    version: int,
+    suite: str,
+    release: str,
+    base: str | None,
+    k: int | None,
+    count_agent_errors: bool,
+) -> Any:
+    """The release review (analysis.review.Review); raises what build_review raises."""
+    from dashboard.analysis.review import build_review as build
+
+    return build(
+        catalog().cursor(),
+        suite,
+        release,
+        base,
+        k,
+        policy_file=policy_file(),
+        reports_dir=reports_dir(),
+        count_agent_errors=count_agent_errors,
+    )
+
+
+def review_history(
+    suite: str | None = None, release: str | None = None, decision: str | None = None
+) -> tuple[list[Any], list[Any]]:
+    """Sign-offs with their evidence status now: read fresh each run (records are small and
+    another replica or the CLI may have added one)."""
+    from dashboard.analysis.review_history import review_history as history
+
+    return history(reviews_dir(), reports_dir(), suite=suite, release=release, decision=decision)
+
+
+def approved_but_changed() -> dict[tuple[str, str], Any]:
+    from dashboard.analysis.review_history import approved_but_changed as flagged
+
+    return flagged(reviews_dir(), reports_dir())
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def review_packet(
+    version: int,
+    suite: str,
+    release: str,
+    base: str | None,
+    k: int | None,
+    count_agent_errors: bool,
+) -> bytes:
+    """The review packet (one HTML file) for the review the page shows, with its sign-offs
+    as recorded now."""
+    from dashboard.analysis.review import utc_now
+    from dashboard.render.packet import render_packet
+
+    review = build_review(version, suite, release, base, k, count_agent_errors)
+    entries, _ = review_history(suite=review.suite, release=review.release)
+    html = render_packet(
+        review,
+        signoffs=[dict(e.record) for e in entries],
+        history=release_table(version, suite, review.k, count_agent_errors),
+        generated_at=utc_now(),
+    )
+    return html.encode("utf-8")

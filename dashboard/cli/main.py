@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dashboard.cli import ci, reports, simulate
+from dashboard.cli import ci, reports, review, simulate
 from dashboard.cli.common import EXIT_OK, EXIT_USAGE, UsageError
 from dashboard.data.catalog import CatalogError
 
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     reports.register(sub)
     ci.register(sub)
+    review.register(sub)
     simulate.register(sub)
     return parser
 

@@ -15,10 +15,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dashboard.cli.common import EXIT_OK, add_load_options, load, reports_dir
+from dashboard.cli.common import EXIT_OK, UsageError, add_load_options, load, reports_dir
 from dashboard.data.catalog import resolve_catalog_path, settle_catalog
 
 APP = Path(__file__).resolve().parents[1] / "app" / "main.py"
+# The project's Streamlit settings: the checkout's .streamlit/config.toml, or the copy the
+# wheel ships. Passed as flags, because Streamlit reads config.toml only from the
+# current directory and ~/.streamlit, and `relidash serve` runs from anywhere.
+STREAMLIT_CONFIGS = (
+    Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml",
+    Path(__file__).resolve().parents[1] / "_streamlit" / "config.toml",
+)
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def register(subparsers: Any) -> None:
@@ -34,6 +42,15 @@ def register(subparsers: Any) -> None:
     serve.add_argument("directory", type=Path, nargs="?", default=Path("sample_reports"))
     serve.add_argument("--port", type=int, default=8501)
     serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--policy", type=Path, metavar="FILE.toml", help="the gate policy the Review page uses"
+    )
+    serve.add_argument(
+        "--reviews",
+        type=Path,
+        metavar="RDIR",
+        help="directory of sign-off records (default: $XDG_DATA_HOME/relidash/reviews)",
+    )
     add_load_options(serve)
     serve.set_defaults(handler=cmd_serve)
 
@@ -57,11 +74,45 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def streamlit_flags() -> list[str]:
+    """The project's .streamlit/config.toml as `--section.key value` flags."""
+    import tomllib
+
+    path = next((p for p in STREAMLIT_CONFIGS if p.is_file()), None)
+    if path is None:
+        return []
+    flags = []
+    for section, table in tomllib.loads(path.read_text(encoding="utf-8")).items():
+        for key, value in table.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            flags += [f"--{section}.{key}", text]
+    return flags
+
+
+def auth_configured(cwd: Path) -> bool:
+    """Whether Streamlit will find an [auth] section in a secrets file it reads."""
+    import tomllib
+
+    for path in (cwd / ".streamlit" / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml"):
+        try:
+            if "auth" in tomllib.loads(path.read_text(encoding="utf-8")):
+                return True
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+    return False
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    from dashboard.cli.review import reviews_dir_of
+
     directory = reports_dir(args.directory)
     catalog = resolve_catalog_path(directory, args.catalog)
+    reviews = reviews_dir_of(args)
+    if args.policy is not None and not args.policy.is_file():
+        raise UsageError(f"{args.policy}: no such policy file")
     command = [
         sys.executable, "-m", "streamlit", "run", str(APP),
+        *streamlit_flags(),
         "--server.headless", "true",
         "--server.port", str(args.port),
         "--server.address", args.host,
@@ -75,8 +126,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "RELIDASH_REPORTS": str(directory.resolve()),
             "RELIDASH_CATALOG": catalog,
             "RELIDASH_MAX_FILE_MB": str(args.max_file_mb),
+            "RELIDASH_REVIEWS": str(reviews.resolve()),
+            "RELIDASH_POLICY": str(args.policy.resolve()) if args.policy else "",
         }
     )
+    if args.host not in LOOPBACK and not auth_configured(Path.cwd()):
+        print(
+            f"relidash: WARNING: serving on {args.host} with no [auth] configured in "
+            ".streamlit/secrets.toml: anyone who can reach this port can read every report "
+            "(README, Access)",
+            file=sys.stderr,
+        )
     print(f"relidash: serving {directory} on http://{args.host}:{args.port}", file=sys.stderr)
     sys.stderr.flush()
     # Become the server process, so a signal meant for `relidash serve` reaches Streamlit.

@@ -8,11 +8,19 @@ Streamlit, or do I/O.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
 
 INPUT_WIDTH = 70
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
+
+
+def md(text: Any) -> str:
+    """Report text made inert in Streamlit Markdown (captions, alerts, headings): every
+    punctuation mark that could start syntax (`**`, links, `:red[...]`, `$...$`) escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def pct(value: Any) -> str:

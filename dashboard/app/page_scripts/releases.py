@@ -1,12 +1,14 @@
 """Releases: pass@k and pass^k across the releases of a suite, with CI bands."""
 
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download, linked_select, report_page
 from dashboard.render import charts
-from dashboard.render.formatting import display_release_table, unknown_notes
+from dashboard.render.formatting import display_release_table, md, unknown_notes
 
 version, overview, count_errors = report_page("Releases")
 left, right = st.columns([3, 1])
@@ -21,6 +23,13 @@ with right:
     )
 
 table = app_state.release_table(version, suite, k, count_errors)
+for (flag_suite, flag_release), status in app_state.approved_but_changed().items():
+    if flag_suite == suite:
+        st.error(
+            f"{md(flag_release)} was approved, and its evidence has {status.status} since: "
+            + "; ".join(md(f["path"]) for f in status.changed_files)
+            + f" (see [the review](/review?{urlencode({'suite': suite, 'release': flag_release})}))"
+        )
 shown = display_release_table(table)
 st.dataframe(shown, hide_index=True, width="stretch")
 for note in unknown_notes(table):

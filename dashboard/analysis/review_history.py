@@ -1,0 +1,96 @@
+"""The history of sign-offs: every recorded decision, newest first, each with its evidence
+status computed now (`unchanged`, `changed`, `missing`) by hashing the files it names.
+
+The Reviews page and `relidash reviews` both list through `review_history`, and the
+Releases and Review pages flag an approved release whose evidence changed through
+`approved_but_changed`. Must not: write or edit a record, import Streamlit, or format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dashboard.analysis.review import EvidenceStatus, changed_after_approval, evidence_status
+from dashboard.data.signoffs import SignoffProblem, file_sha256, read_signoffs
+
+
+@dataclass(frozen=True)
+class ReviewEntry:
+    """One stored sign-off and what its evidence looks like now."""
+
+    file: str  # the record's file name in the reviews directory
+    record: Mapping[str, Any]
+    evidence: EvidenceStatus
+
+    def as_json(self) -> dict[str, Any]:
+        """The entry of `relidash reviews --json`."""
+        r = self.record
+        return {
+            "suite": r.get("suite"),
+            "release": r.get("release"),
+            "base": r.get("base"),
+            "decision": r.get("decision"),
+            "by": r.get("by"),
+            "identity_verified": bool(r.get("identity_verified")),
+            "time": r.get("time"),
+            "comment": r.get("comment", ""),
+            "evidence": self.evidence.status,
+            "changed_files": [dict(f) for f in self.evidence.changed_files],
+            "file": self.file,
+        }
+
+
+def digests_now(reports_dir: Path, records: Sequence[Mapping[str, Any]]) -> dict[str, str | None]:
+    """SHA-256 of every file the records name, read now (None for a file that is gone).
+
+    A record's paths are relative to the reports directory; one that would leave it
+    (a hand-edited record) is treated as missing rather than read.
+    """
+    root = reports_dir.resolve()
+    out: dict[str, str | None] = {}
+    for record in records:
+        for item in record.get("evidence") or []:
+            path = str(item.get("path", ""))
+            if path in out:
+                continue
+            target = (root / path).resolve()
+            out[path] = file_sha256(target) if target.is_relative_to(root) else None
+    return out
+
+
+def review_history(
+    reviews_dir: Path,
+    reports_dir: Path,
+    *,
+    suite: str | None = None,
+    release: str | None = None,
+    decision: str | None = None,
+) -> tuple[list[ReviewEntry], list[SignoffProblem]]:
+    """Every sign-off (filtered), newest first, with its evidence status; unusable files
+    in the reviews directory are problems, never errors."""
+    stored, problems = read_signoffs(reviews_dir)
+    chosen = [
+        s
+        for s in stored
+        if (suite is None or s.record.get("suite") == suite)
+        and (release is None or s.record.get("release") == release)
+        and (decision is None or s.record.get("decision") == decision)
+    ]
+    now = digests_now(reports_dir, [s.record for s in chosen])
+    entries = [
+        ReviewEntry(s.path.name, s.record, evidence_status(s.record.get("evidence") or [], now))
+        for s in chosen
+    ]
+    return entries, problems
+
+
+def approved_but_changed(
+    reviews_dir: Path, reports_dir: Path
+) -> dict[tuple[str, str], EvidenceStatus]:
+    """(suite, release) of each approved release whose evidence changed since."""
+    stored, _ = read_signoffs(reviews_dir)
+    records = [s.record for s in stored]
+    return changed_after_approval(records, digests_now(reports_dir, records))

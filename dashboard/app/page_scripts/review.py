@@ -1,0 +1,159 @@
+"""Review: the release-review meeting's page. The verdict first, big numbers, then what
+changed, the lottery cases, the evidence; a sign-off bound to that evidence."""
+
+import streamlit as st
+
+from dashboard.analysis.releases import suite_names, suite_releases
+from dashboard.app import state as app_state
+from dashboard.app.auth import signed_in_identity
+from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.render import charts, review_tables
+from dashboard.render.formatting import md
+
+version, overview, count_errors = report_page("Release review")
+c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
+with c1:
+    suite = linked_select("suite", "Suite", suite_names(overview), page="review")
+releases = suite_releases(overview, suite)
+names = [str(r) for r in releases["release"]]
+with c2:
+    release = linked_select("release", "Release", names, names[-1], page="review")
+position = names.index(release)
+bases = ["(none)", *[n for n in names if n != release]]
+with c3:
+    base = linked_select(
+        "base",
+        "Compared with",
+        bases,
+        names[position - 1] if position > 0 else "(none)",
+        page="review",
+    )
+row = releases[releases["release"] == release].iloc[0]
+k_max = max(8, int(row["runs_max"]) if row["runs_max"] == row["runs_max"] else 1)
+default_k = int(row["runs_max"]) if row["runs_max"] == row["runs_max"] else 1
+with c4:
+    k = linked_select("k", "k", list(range(1, k_max + 1)), default_k, page="review")
+
+try:
+    review = app_state.build_review(
+        version, suite, release, None if base == "(none)" else base, k, count_errors
+    )
+except (LookupError, ValueError) as exc:  # an unusable policy file or an impossible choice
+    st.error(f"The review cannot be built: {md(exc)}")
+    st.stop()
+
+verdict = review.verdict
+banner = {"PASSED": st.success, "FAILED": st.error}.get(verdict, st.warning)
+banner(f"## {verdict}: {md(review.suite)} {md(review.release)}")
+flagged = app_state.approved_but_changed().get((review.suite, review.release))
+if flagged is not None:
+    st.error(
+        f"This release was approved, and its evidence has {flagged.status} since: "
+        + "; ".join(md(f["path"]) for f in flagged.changed_files)
+    )
+for result in review_tables.rules_table(review).itertuples(index=False):
+    st.markdown(f"**{result.verdict}** · {md(result.detail)}")
+
+numbers = st.columns(4)
+for column, cell in zip(numbers, review_tables.headline(review), strict=True):
+    column.metric(cell["label"], cell["value"], help=cell["detail"])
+    column.caption(md(cell["detail"]))
+st.caption(md(review_tables.counts_line(review)))
+st.caption(f"Policy: {md(review.policy_text)}")
+
+st.subheader("What changed")
+if review.comparison is None:
+    st.info("This is the suite's first release: there is nothing to compare with.")
+else:
+    st.caption(md(review_tables.ledger_counts(review)))
+    st.dataframe(review_tables.deltas_table(review), hide_index=True, width="stretch")
+    ledger = review_tables.ledger_table(review)
+    st.dataframe(
+        ledger,
+        hide_index=True,
+        width="stretch",
+        column_config={"link": st.column_config.LinkColumn("open", display_text="lottery view")},
+    )
+    download(ledger, f"ledger-{suite}-{release}")
+    st.caption(f"Δ pass^{review.k} per slice (paired, over the cases both releases evaluated)")
+    st.dataframe(review_tables.slices_table(review), hide_index=True, width="stretch")
+
+st.subheader("Lottery cases of this release")
+lottery = review_tables.lottery_shown(review)
+if lottery.empty:
+    st.info(f"No lottery cases at k = {max(review.k, 2)}.")
+else:
+    st.dataframe(
+        lottery,
+        hide_index=True,
+        width="stretch",
+        column_config={"link": st.column_config.LinkColumn("open", display_text="diff")},
+    )
+
+st.subheader(f"pass@{review.k} and pass^{review.k} across releases")
+st.altair_chart(
+    charts.releases_chart(app_state.release_table(version, suite, review.k, count_errors), k),
+    width="stretch",
+)
+
+st.subheader("Load problems")
+problems = review_tables.problems_table(review)
+if problems.empty:
+    st.caption("None in the release's or the base's report file.")
+else:
+    st.dataframe(problems, hide_index=True, width="stretch")
+
+st.subheader("Provenance")
+st.dataframe(review_tables.provenance_table(review), hide_index=True, width="stretch")
+st.caption(
+    f"Policy: {md(review.policy.source)} · SHA-256 {review.policy.sha256} · "
+    f"relidash {md(review.relidash_version)}"
+)
+
+st.subheader("Sign-off")
+entries, _ = app_state.review_history(suite=review.suite, release=review.release)
+if entries:
+    st.dataframe(review_tables.signoffs_table(entries), hide_index=True, width="stretch")
+identity = signed_in_identity()
+with st.form("signoff", clear_on_submit=False):
+    decision = st.radio(
+        "Decision", ["approved", "conditional", "rejected"], horizontal=True, key="signoff_decision"
+    )
+    comment = st.text_area("Comment", key="signoff_comment")
+    if identity is None:
+        name = st.text_input(
+            "Your name", key="signoff_name", help="Without sign-in the name is recorded unverified."
+        )
+    else:
+        name = str(identity.get("email") or identity.get("subject") or "")
+        st.caption(f"Signing as {md(name)} (verified by the sign-in provider)")
+    submitted = st.form_submit_button("Record the sign-off")
+if submitted:
+    from dashboard.analysis.review import signoff_record
+    from dashboard.data.signoffs import ReviewsDirError, check_reviews_dir, write_signoff
+
+    try:
+        record = signoff_record(
+            review, decision=decision, by=name, comment=comment, identity=identity
+        )
+        check_reviews_dir(app_state.reviews_dir(), app_state.reports_dir())
+        path = write_signoff(app_state.reviews_dir(), record)
+    except (ValueError, ReviewsDirError, OSError) as exc:
+        st.error(
+            f"The sign-off was not recorded: {md(exc)}. What you entered: {decision}, "
+            f"by {md(name) or '(no name)'}, comment: {md(comment) or '(none)'}"
+        )
+    else:
+        st.success(f"Recorded: {decision} by {md(record['by'])} ({md(path.name)})")
+        st.rerun()
+
+packet = app_state.review_packet(
+    version, suite, release, None if base == "(none)" else base, k, count_errors
+)
+st.download_button(
+    "Download the review packet (HTML)",
+    data=packet,
+    file_name=f"review-{suite}-{release}.html",
+    mime="text/html",
+    key="dl_packet",
+)

@@ -1,0 +1,50 @@
+"""Reviews: every sign-off, newest first, with whether its evidence is still the same."""
+
+import streamlit as st
+
+from dashboard.app import state as app_state
+from dashboard.app.widgets import download
+from dashboard.render import review_tables
+from dashboard.render.formatting import md
+
+st.title("Reviews")
+st.caption(
+    f"Sign-offs in {md(app_state.reviews_dir())}. Evidence is checked now: unchanged (every "
+    "report file has the digest it had when signed), changed (which files), or missing."
+)
+entries, problems = app_state.review_history()
+c1, c2, c3 = st.columns(3)
+suites = sorted({str(e.record.get("suite")) for e in entries})
+with c1:
+    suite = st.selectbox("Suite", ["(all)", *suites], key="reviews_suite")
+with c2:
+    releases = sorted(
+        {str(e.record.get("release")) for e in entries if suite in ("(all)", e.record.get("suite"))}
+    )
+    release = st.selectbox("Release", ["(all)", *releases], key="reviews_release")
+with c3:
+    decision = st.selectbox(
+        "Decision", ["(all)", "approved", "conditional", "rejected"], key="reviews_decision"
+    )
+shown = [
+    e
+    for e in entries
+    if suite in ("(all)", e.record.get("suite"))
+    and release in ("(all)", e.record.get("release"))
+    and decision in ("(all)", e.record.get("decision"))
+]
+if not entries:
+    st.info("No sign-offs yet. Record one on the Review page or with `relidash signoff`.")
+else:
+    table = review_tables.signoffs_table(shown)
+    changed = sum(e.evidence.status != "unchanged" for e in shown)
+    if changed:
+        st.warning(f"{changed} sign-off(s) rest on evidence that has changed or gone since.")
+    st.dataframe(table, hide_index=True, width="stretch")
+    download(table, "reviews")
+if problems:
+    st.subheader(f"Problems ({len(problems)})")
+    st.caption("Files in the reviews directory that are not sign-off records; left as they are.")
+    st.dataframe(
+        [{"file": p.file, "reason": p.reason} for p in problems], hide_index=True, width="stretch"
+    )
