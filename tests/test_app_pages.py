@@ -38,6 +38,8 @@ PAGES = {
     "gates": "Gates",
     "calculator": "Calculator",
     "data": "Data",
+    "review": "Release review",
+    "reviews": "Reviews",
 }
 
 
@@ -60,7 +62,9 @@ def shared_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def point_app_at(directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RELIDASH_REPORTS", str(directory))
     monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
+    monkeypatch.setenv("RELIDASH_REVIEWS", str(directory.parent / "reviews"))
     monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
+    monkeypatch.delenv("RELIDASH_POLICY", raising=False)
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from dashboard.analysis import (
 from dashboard.data.catalog import resolve_catalog_path
 from dashboard.data.ingest import IngestResult
 from dashboard.data.snapshot import ServedCatalog
+from dashboard.render.formatting import md
 
 ENV_REPORTS = "RELIDASH_REPORTS"
 ENV_CATALOG = "RELIDASH_CATALOG"
@@ -214,14 +215,25 @@ def review_history(
     """Sign-offs with their evidence status now: read fresh each run (records are small and
     another replica or the CLI may have added one)."""
     from dashboard.analysis.review_history import review_history as history
+    from dashboard.data.signoffs import ReviewsDirError
 
-    return history(reviews_dir(), reports_dir(), suite=suite, release=release, decision=decision)
+    try:
+        return history(
+            reviews_dir(), reports_dir(), suite=suite, release=release, decision=decision
+        )
+    except ReviewsDirError as exc:
+        st.warning(f"Sign-offs cannot be listed: {md(exc)}")
+        return [], []
 
 
 def approved_but_changed() -> dict[tuple[str, str], Any]:
     from dashboard.analysis.review_history import approved_but_changed as flagged
+    from dashboard.data.signoffs import ReviewsDirError
 
-    return flagged(reviews_dir(), reports_dir())
+    try:
+        return flagged(reviews_dir(), reports_dir())
+    except ReviewsDirError:
+        return {}  # the pages that list sign-offs say why
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
