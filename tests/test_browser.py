@@ -54,6 +54,8 @@ PAGES = [
     ("/gates", "Gates"),
     ("/calculator", "Calculator"),
     ("/data", "Data"),
+    ("/review", "Release review"),
+    ("/reviews", "Reviews"),
 ]
 
 HOSTILE_SUITE = "hostile-agent"
@@ -83,6 +85,7 @@ class Workspace:
     reports: Path
     catalog: Path
     hostile_case: str  # the deep-link key (case_id) of the edited lottery case
+    reviews: Path  # the server's sign-off records (never the user's own)
 
 
 def write_hostile_report(reports: Path) -> str:
@@ -134,7 +137,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     reports = base / "reports"
     shutil.copytree(SAMPLE, reports)
     case = write_hostile_report(reports)
-    return Workspace(reports, base / "cache" / "catalog.duckdb", case)
+    return Workspace(reports, base / "cache" / "catalog.duckdb", case, base / "reviews")
 
 
 def summary(ws: Workspace) -> subprocess.CompletedProcess[str]:
@@ -197,6 +200,8 @@ def server(workspace: Workspace, summary_doc: dict[str, Any]) -> Iterator[str]:
                 str(port),
                 "--catalog",
                 str(workspace.catalog),
+                "--reviews",
+                str(workspace.reviews),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -345,7 +350,9 @@ def test_every_page_loads_without_an_exception(
     assert_no_exception(page)
     assert heading(page) == title
     assert urlparse(page.url).path == (path if path != "/" else "/releases")
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
+    # before the meeting test signs anything, Reviews says there is nothing yet
+    shown = '[data-testid="stAlert"]' if path == "/reviews" else '[data-testid="stDataFrame"]'
+    page.locator(shown).first.wait_for(state="visible")
 
 
 def lottery_target(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -473,3 +480,41 @@ def test_summary_cli_shares_the_catalog_with_a_running_server(
     open_path(page, f"{server}/releases")  # and a new session still loads after it
     assert_no_exception(page)
     assert heading(page) == "Releases"
+
+
+def test_the_release_review_meeting(server: str, page: Any, workspace: Workspace) -> None:
+    """The meeting: open the review of the latest release, sign it off, find the record
+    on the Reviews page and in the reviews directory, bound to the file's digest."""
+    import hashlib
+
+    open_path(page, f"{server}/review?suite=support-agent")
+    assert_no_exception(page)
+    assert heading(page) == "Release review"
+    body = page.inner_text("body")
+    assert "v1.11.0" in body and "Provenance" in body
+    page.get_by_text("conditional", exact=True).click()
+    page.get_by_role("textbox", name="Comment").fill("ship behind the refund flag")
+    page.get_by_role("textbox", name="Your name").fill("Ada Lovelace")
+    page.get_by_role("button", name="Record the sign-off").click()
+    settle(page)
+    assert_no_exception(page)
+    records = sorted(workspace.reviews.glob("*.json"))
+    assert len(records) == 1, records
+    record = json.loads(records[0].read_text(encoding="utf-8"))
+    assert (record["suite"], record["release"], record["decision"], record["by"]) == (
+        "support-agent",
+        "v1.11.0",
+        "conditional",
+        "Ada Lovelace",
+    )
+    for item in record["evidence"]:
+        digest = hashlib.sha256((workspace.reports / item["path"]).read_bytes()).hexdigest()
+        assert item["sha256"] == digest
+    open_path(page, f"{server}/reviews")
+    assert_no_exception(page)
+    assert heading(page) == "Reviews"
+    download = page.locator('[data-testid="stDownloadButton"] button').first
+    with page.expect_download() as info:
+        download.click()
+    listed = Path(info.value.path()).read_text(encoding="utf-8")
+    assert "Ada Lovelace" in listed and "conditional" in listed and "unchanged" in listed

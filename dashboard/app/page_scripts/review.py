@@ -59,7 +59,6 @@ for column, cell in zip(numbers, review_tables.headline(review), strict=True):
     column.metric(cell["label"], cell["value"], help=cell["detail"])
     column.caption(md(cell["detail"]))
 st.caption(md(review_tables.counts_line(review)))
-st.caption(f"Policy: {md(review.policy_text)}")
 
 st.subheader("What changed")
 if review.comparison is None:
