@@ -11,7 +11,7 @@ The fixture suite `svc` has two releases with 5 runs per case (passes/runs):
     F     0/5            0/5            still failing
     G     5/5            3/5            newly flaky
     K     5/5            4/5            newly flaky     (same case_id, input reworded)
-    M     0/5            2/5            newly flaky     (failing -> flaky is "newly flaky" too)
+    M     0/5            2/5            started passing sometimes (failing -> flaky)
     I     model error    5/5            not evaluated
     H     4/5            —              removed
     L     —              4/5            added
@@ -73,7 +73,8 @@ HEAD = [
 EXPECTED_LEDGER = {
     "regressed": ["B"],
     "fixed": ["C"],
-    "newly flaky": ["G", "K new wording", "M"],
+    "newly flaky": ["G", "K new wording"],
+    "started passing sometimes": ["M"],
     "stabilised": ["D"],
     "still failing": ["F"],
     "still flaky": ["E"],

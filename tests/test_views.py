@@ -108,7 +108,7 @@ def test_gate_line_shows_enough_digits_to_be_true() -> None:
         ("5/5", "0/5", "regressed"),
         ("2/5", "0/5", "regressed"),
         ("0/5", "0/5", "still failing"),
-        ("0/5", "2/5", "partly fixed"),
+        ("0/5", "2/5", "started passing sometimes"),
         (None, "1/5", "added"),
         ("1/5", None, "removed"),
         ("1/5", "model_error", "now model_error"),

@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from dashboard.analysis.matching import case_keys
+from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.releases import shown_cases
 from dashboard.analysis.slices import in_slice
 from dashboard.data.queries import run_query
@@ -44,6 +44,7 @@ def case_history(
     ids = cases.groupby("key")["case_id"].last()
     table.insert(0, "case_id", ids.reindex(table.index))
     table.insert(1, "input", inputs.reindex(table.index))
+    table["link_key"] = [story_link_key(str(key)) for key in table.index]
     release_cols = [r for r in order if r in table.columns]
     table["latest_change"] = [
         classify_change(
@@ -94,7 +95,7 @@ def classify_change(before: Any, after: Any) -> str:
             ka
         ]
     if kb == "flaky":
-        return "became flaky" if ka == "reliable" else "partly fixed"
+        return "became flaky" if ka == "reliable" else "started passing sometimes"
     if kb == "reliable":
         return "stabilised" if ka == "flaky" else "fixed"
     return "regressed"

@@ -11,7 +11,7 @@ and matched cases that are not evaluated in both (errors, skips) have their own 
 The ledger puts every matched case in exactly one bucket, by how its passes/runs moved
 (`analysis.cases.classify_change`: reliable = every run passed, failing = none did, flaky =
 some did): regressed (to failing), fixed (failing to reliable), newly flaky (reliable
-or failing to flaky), stabilised (flaky to reliable), still failing, still flaky,
+to flaky), started passing sometimes (failing to flaky: the opposite news), stabilised (flaky to reliable), still failing, still flaky,
 still passing, and not evaluated.
 
 No Streamlit, no SQL text, no printing.
@@ -49,6 +49,8 @@ FIXED: Final = "fixed"
 
 
 NEWLY_FLAKY: Final = "newly flaky"
+# failing -> flaky is the opposite news of reliable -> flaky, so it has its own bucket
+STARTED_PASSING: Final = "started passing sometimes"
 
 
 STABILISED: Final = "stabilised"
@@ -70,6 +72,7 @@ LEDGER_BUCKETS: Final = (
     REGRESSED,
     FIXED,
     NEWLY_FLAKY,
+    STARTED_PASSING,
     STABILISED,
     STILL_FAILING,
     STILL_FLAKY,
@@ -83,7 +86,7 @@ _BUCKET_OF_CHANGE: Final = {
     "regressed": REGRESSED,
     "fixed": FIXED,
     "became flaky": NEWLY_FLAKY,
-    "partly fixed": NEWLY_FLAKY,  # failing -> flaky: the ledger's "newly flaky" too
+    "started passing sometimes": STARTED_PASSING,
     "stabilised": STABILISED,
     "still failing": STILL_FAILING,
     "still flaky": STILL_FLAKY,
@@ -141,6 +144,14 @@ class Comparison:
         return out
 
 
+def bucket_of_change(before: str, after: str) -> str:
+    """The ledger bucket of a case present in both releases, from its two cells ("c/n"
+    when evaluated, else its status): the rule match_case_rows files cases by."""
+    if "/" not in before or "/" not in after:
+        return NOT_EVALUATED
+    return _BUCKET_OF_CHANGE[classify_change(before, after)]
+
+
 def _side(row: dict[str, Any]) -> CaseSide:
     n = row["n"]
     evaluated = not is_missing(n)  # NULL arrives as None or NaN
@@ -186,10 +197,7 @@ def match_case_rows(
             added.append(LedgerEntry(key, ident, _text(h["input"]), "added", None, _side(h)))
             continue
         before, after = _side(b), _side(h)
-        if before.passes is None or after.passes is None:
-            bucket = NOT_EVALUATED
-        else:
-            bucket = _BUCKET_OF_CHANGE[classify_change(before.cell(), after.cell())]
+        bucket = bucket_of_change(before.cell(), after.cell())
         matched.append(LedgerEntry(key, ident, _text(h["input"]), bucket, before, after))
     removed = [
         LedgerEntry(key, _case_id(b["case_id"]), _text(b["input"]), "removed", _side(b), None)

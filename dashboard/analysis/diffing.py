@@ -1,5 +1,11 @@
 """Two transcripts aligned: changed lines, changed words, and where they first diverge.
 
+Volatile tokens (durations, timestamps, UUIDs, hex digests, memory addresses, temporary
+paths, run counters) are normalised when deciding which lines differ and where the first
+divergence is, so `1 failed in 0.38s` against `0.93s` is not where the real change is
+said to be; the original text is what is shown. `divergence_groups` says which failing
+trials share one first divergence: one failure mode or several.
+
 Pure text processing, no HTML (dashboard/render/diff.py draws the table). Must not:
 import Streamlit, or read files.
 """
@@ -11,26 +17,74 @@ import re
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+# Order matters: the longer shapes (a timestamp holds a time, a UUID holds hex) first.
+VOLATILE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "<time>",
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b"
+            r"|\b\d{2}:\d{2}:\d{2}(\.\d+)?\b"
+        ),
+    ),
+    (
+        "<uuid>",
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+    ),
+    ("<addr>", re.compile(r"\b0x[0-9a-fA-F]{4,}\b")),
+    (
+        "<tmp>",
+        re.compile(r"(/tmp|/var/folders|/private/var|[A-Za-z]:\\\\[^\s]*\\\\Temp)[/\\\\][^\s'\"]*"),
+    ),
+    ("<hex>", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b")),
+    (
+        "<duration>",
+        re.compile(
+            r"\b\d+(\.\d+)?\s?(ms|msec|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    ("<run>", re.compile(r"\b(run|attempt|trial|epoch|try|iteration)\s*#?\s*\d+\b", re.IGNORECASE)),
+    ("<pid>", re.compile(r"\b(pid|PID)[=: ]\s*\d+\b")),
+)
+
+
+def normalise_volatile(line: str) -> str:
+    """The line with each volatile token replaced by its kind: what two runs that did
+    the same thing have in common."""
+    for name, pattern in VOLATILE:
+        line = pattern.sub(name, line)
+    return line
 
 
 @dataclass(frozen=True)
 class DiffRow:
-    kind: str  # equal | replace | delete | insert
+    kind: str  # equal | volatile (differs only in volatile tokens) | replace | delete | insert
     left_no: int | None
     left: str
     right_no: int | None
     right: str
 
 
-def diff_lines(left: str, right: str) -> list[DiffRow]:
-    """Align two transcripts line by line."""
+def diff_lines(left: str, right: str, *, ignore_volatile: bool = True) -> list[DiffRow]:
+    """Align two transcripts line by line; with `ignore_volatile`, lines that differ only
+    in volatile tokens align as `volatile` rows (shown as they are, not a divergence)."""
     a, b = left.splitlines(), right.splitlines()
+    keys_a = [normalise_volatile(x) for x in a] if ignore_volatile else a
+    keys_b = [normalise_volatile(x) for x in b] if ignore_volatile else b
     rows: list[DiffRow] = []
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    matcher = difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             rows += [
-                DiffRow("equal", i1 + d + 1, a[i1 + d], j1 + d + 1, b[j1 + d])
+                DiffRow(
+                    "equal" if a[i1 + d] == b[j1 + d] else "volatile",
+                    i1 + d + 1,
+                    a[i1 + d],
+                    j1 + d + 1,
+                    b[j1 + d],
+                )
                 for d in range(i2 - i1)
             ]
             continue
@@ -52,8 +106,47 @@ def diff_lines(left: str, right: str) -> list[DiffRow]:
 
 
 def first_divergence(rows: list[DiffRow]) -> int | None:
-    """Index of the first row where the transcripts differ, None if identical."""
-    return next((i for i, row in enumerate(rows) if row.kind != "equal"), None)
+    """Index of the first row where the transcripts differ, None if identical (rows that
+    differ only in volatile tokens do not count)."""
+    return next((i for i, row in enumerate(rows) if row.kind not in ("equal", "volatile")), None)
+
+
+@dataclass(frozen=True)
+class DivergenceGroup:
+    """Failing trials whose diff against the passing one first diverges at one point."""
+
+    line: int | None  # the passing transcript's line number there (None: at its end)
+    text: str  # the failing transcript's line there, as written by the first such trial
+    trials: tuple[int, ...]  # the failing trials' run indices
+
+
+def divergence_groups(
+    passing: str, failing: dict[int, str], *, ignore_volatile: bool = True
+) -> list[DivergenceGroup]:
+    """Group failing trials (run index -> transcript) by where each first diverges from
+    the passing transcript, most trials first: one failure mode or several."""
+    groups: dict[tuple[int | None, str], list[int]] = {}
+    shown: dict[tuple[int | None, str], str] = {}
+    for run, text in sorted(failing.items()):
+        rows = diff_lines(passing, text, ignore_volatile=ignore_volatile)
+        first = first_divergence(rows)
+        if first is None:
+            key: tuple[int | None, str] = (None, "(no difference)")
+            line = "(no difference)"
+        else:
+            row = rows[first]
+            line = row.right if row.right_no is not None else "(line missing)"
+            at = row.left_no if row.left_no is not None else _next_left(rows, first)
+            key = (at, normalise_volatile(line) if ignore_volatile else line)
+        groups.setdefault(key, []).append(run)
+        shown.setdefault(key, line)
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0][0] or 0))
+    return [DivergenceGroup(key[0], shown[key], tuple(runs)) for key, runs in ordered]
+
+
+def _next_left(rows: list[DiffRow], index: int) -> int | None:
+    """The passing transcript's line number at or after a row that only inserts."""
+    return next((r.left_no for r in rows[index:] if r.left_no is not None), None)
 
 
 def word_spans(left: str, right: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:

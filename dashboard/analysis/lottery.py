@@ -10,7 +10,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.matching import case_keys
+from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.releases import shown_cases
 from dashboard.stats import lottery_mask, pass_at_k, pass_hat_k, rank_lottery
 
@@ -63,6 +63,7 @@ def lottery_table(
                 "pass_at_k": float(pass_at_k(int(case["n"]), int(case["c"]), k)),
                 "pass_hat_k": float(pass_hat_k(int(case["n"]), int(case["c"]), k)),
                 "releases_as_lottery": streak,
+                "link_key": story_link_key(str(case["key"])),
             }
         )
     return pd.DataFrame(rows)

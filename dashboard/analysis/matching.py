@@ -10,6 +10,7 @@ Must not: import Streamlit or Altair, hold SQL text, or estimate anything.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +47,13 @@ def case_key_list(case_ids: Sequence[Any], inputs: Sequence[Any]) -> list[str]:
         known = ids_by_input.get(text, set())
         keys.append("id:" + next(iter(known)) if len(known) == 1 else "input:" + text)
     return keys
+
+
+def story_link_key(match_key: str) -> str:
+    """How a link names a case: its id, or a short digest of its input."""
+    if match_key.startswith("id:"):
+        return match_key[3:]
+    return "h:" + hashlib.sha256(match_key.encode("utf-8")).hexdigest()[:12]
 
 
 def with_occurrence(keys: Sequence[str], sides: Sequence[str]) -> list[str]:

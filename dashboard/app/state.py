@@ -259,3 +259,32 @@ def review_packet(
         generated_at=utc_now(),
     )
     return html.encode("utf-8")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def case_choices(version: int, suite: str, count_agent_errors: bool) -> dict[str, str]:
+    from dashboard.analysis.case_story import case_choices as choices
+    from dashboard.analysis.case_story import suite_case_keys
+
+    return choices(
+        suite_case_keys(catalog().cursor(), overview(version), suite, count_agent_errors)
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def case_story(
+    version: int, suite: str, case: str, k: int, count_agent_errors: bool
+) -> pd.DataFrame | None:
+    from dashboard.analysis.case_story import case_story as story
+
+    return story(catalog().cursor(), overview(version), suite, case, k, count_agent_errors)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def case_link(version: int, suite: str, wanted: str, count_agent_errors: bool) -> str | None:
+    """The link key of the case a link names by id, input or digest, or None."""
+    from dashboard.analysis.case_story import find_story_key, story_link_key, suite_case_keys
+
+    cases = suite_case_keys(catalog().cursor(), overview(version), suite, count_agent_errors)
+    key = find_story_key(cases["key"], cases, wanted)
+    return None if key is None else story_link_key(key)

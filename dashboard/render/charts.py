@@ -52,7 +52,12 @@ def releases_chart(table: pd.DataFrame, k: int) -> alt.Chart:
         tooltip=tooltip,
     )
     line = base.mark_line(point=True).encode(y="value:Q", tooltip=tooltip)
-    return (band + line).properties(height=320)
+    # each release's own interval as an error bar: a release between two UNKNOWNs has no
+    # band to sit in, and every estimate must show its CI
+    bars = base.mark_rule(strokeWidth=2, opacity=0.7).encode(
+        y="ci_low:Q", y2="ci_high:Q", tooltip=tooltip
+    )
+    return (band + bars + line).properties(height=320)
 
 
 def curve_chart(curve: pd.DataFrame) -> alt.Chart:
@@ -201,3 +206,22 @@ def _interval_name(method: str) -> str:
         "cluster-bootstrap": "cluster bootstrap over cases",
         "wilson": "Wilson (all cases equal)",
     }.get(method, "UNKNOWN")
+
+
+def case_chart(story: pd.DataFrame) -> alt.Chart:
+    """One case's pass rate (passes / runs) in each release of its suite; releases without
+    the case or where it was not evaluated are gaps, not zeros."""
+    frame = story.assign(pass_rate=story["pass_rate"].astype(float))
+    order = list(story.sort_values("release_rank")["release"])
+    base = alt.Chart(frame).encode(
+        x=alt.X("release:N", sort=order, title="release"),
+        y=alt.Y("pass_rate:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title="pass rate"),
+        tooltip=[
+            alt.Tooltip("release:N"),
+            alt.Tooltip("cell:N", title="passes/runs"),
+            alt.Tooltip("change:N", title="against the release before"),
+        ],
+    )
+    return (base.mark_line(color="#1f6feb") + base.mark_point(filled=True, size=60)).properties(
+        height=200
+    )

@@ -12,9 +12,9 @@ import html
 from dashboard.analysis.diffing import DiffRow, first_divergence, word_spans
 
 
-def _cell(pieces: list[tuple[str, bool]]) -> str:
+def _cell(pieces: list[tuple[str, bool]], mark: str = "w") -> str:
     return "".join(
-        f"<mark class='w'>{html.escape(t)}</mark>" if changed else html.escape(t)
+        f"<mark class='{mark}'>{html.escape(t)}</mark>" if changed else html.escape(t)
         for t, changed in pieces
     )
 
@@ -25,7 +25,7 @@ STYLE = (
     ".rd td.n{width:3.5em;min-width:3.5em;white-space:nowrap;color:#6e7781;text-align:right;user-select:none}"
     ".rd tr.replace td.t,.rd tr.delete td.l,.rd tr.insert td.r{background:#fff8c5}"
     ".rd tr.delete td.l{background:#ffebe9}.rd tr.insert td.r{background:#dafbe1}"
-    ".rd mark.w{background:#ffd33d;padding:0}.rd tr.first td{border-top:2px solid #d1242f}"
+    ".rd mark.w{background:#ffd33d;padding:0}.rd mark.v{background:#eaeef2;padding:0}.rd tr.first td{border-top:2px solid #d1242f}"
     ".rd th{text-align:left;font-family:sans-serif}</style>"
 )
 
@@ -42,9 +42,11 @@ def diff_html(rows: list[DiffRow], left_title: str, right_title: str) -> str:
         "</th></tr>",
     ]
     for i, row in enumerate(rows):
-        if row.kind == "replace":
+        if row.kind in ("replace", "volatile"):
+            # a volatile row differs only in durations, ids, times: marked faintly
             left_pieces, right_pieces = word_spans(row.left, row.right)
-            left_html, right_html = _cell(left_pieces), _cell(right_pieces)
+            mark = "w" if row.kind == "replace" else "v"
+            left_html, right_html = _cell(left_pieces, mark), _cell(right_pieces, mark)
         else:
             left_html, right_html = html.escape(row.left), html.escape(row.right)
         classes = row.kind + (" first" if i == first else "")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 
 INPUT_WIDTH = 70
+_DIGEST_ID = re.compile(r"sha256:[0-9a-f]{64}")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
 
 
@@ -21,6 +23,30 @@ def md(text: Any) -> str:
     """Report text made inert in Streamlit Markdown (captions, alerts, headings): every
     punctuation mark that could start syntax (`**`, links, `:red[...]`, `$...$`) escaped."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def short_case_id(case_id: Any) -> str:
+    """A digest id (`sha256:` and 64 hex digits) cut to its first 12 digits; the full id
+    stays in links and CSV downloads."""
+    text = "" if case_id is None else str(case_id)
+    if _DIGEST_ID.fullmatch(text):
+        return text[: len("sha256:") + 12] + "…"
+    return text
+
+
+def case_url(suite: str, link_key: str) -> str:
+    """The Case page's address for one case of a suite."""
+    return "/case?" + urlencode({"suite": suite, "case": link_key})
+
+
+def with_case_links(frame: pd.DataFrame, suite: str) -> pd.DataFrame:
+    """A table with a `link_key` column as the pages show it: digest ids shortened, and a
+    `case` link to the Case page in place of the key (the CSV keeps the full frame)."""
+    shown = frame.copy()
+    if "case_id" in shown.columns:
+        shown["case_id"] = [short_case_id(c) if isinstance(c, str) else c for c in shown["case_id"]]
+    shown["case"] = [case_url(suite, str(k)) for k in shown["link_key"]]
+    return shown.drop(columns=["link_key"])
 
 
 def pct(value: Any) -> str:
@@ -73,13 +99,14 @@ def display_release_table(table: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "release": r.release,
-                "cases (evaluated / errored / skipped)": f"{r.cases_evaluated} / {r.cases_errored} / {r.cases_skipped}",
-                "runs": runs,
                 "pass@1": pct_ci(r.pass_at_1, r.pass_at_1_ci_low, r.pass_at_1_ci_high),
                 f"pass@{k}": pct_ci(r.pass_at_k, r.pass_at_k_ci_low, r.pass_at_k_ci_high),
                 f"pass^{k}": pct_ci(r.pass_hat_k, r.pass_hat_k_ci_low, r.pass_hat_k_ci_high),
-                "envelope": envelope_text(r.envelope_points, r.envelope_reading),
+                # the change next to the numbers it is about: visible in a 1,400-pixel window
                 f"Δ pass^{k}": change,
+                "envelope": envelope_text(r.envelope_points, r.envelope_reading),
+                "cases (evaluated / errored / skipped)": f"{r.cases_evaluated} / {r.cases_errored} / {r.cases_skipped}",
+                "runs": runs,
                 "format": r.format + (" (upgraded)" if r.upgraded else ""),
             }
         )

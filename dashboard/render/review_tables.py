@@ -16,9 +16,10 @@ import pandas as pd
 
 from dashboard.analysis.cases import case_link_key
 from dashboard.analysis.comparing import LedgerEntry
+from dashboard.analysis.matching import story_link_key
 from dashboard.analysis.review import Review, envelope_meaning
 from dashboard.analysis.review_history import ReviewEntry
-from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
+from dashboard.render.formatting import case_url, envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_line
 
 
@@ -123,10 +124,11 @@ def deltas_table(review: Review) -> pd.DataFrame:
     )
 
 
-def case_url(page: str, suite: str, release: str, entry: LedgerEntry) -> str:
-    side = entry.head or entry.base
-    key = case_link_key(entry.case_id, side.case_idx if side else 0)
-    return f"/{page}?" + urlencode({"suite": suite, "release": release, "case": key})
+def ledger_case_url(suite: str, entry: LedgerEntry) -> str:
+    """The Case page of a ledger entry: by its id, else by its input (the key compare
+    matched it by, without the suffix that tells two identical id-less cases apart)."""
+    key = f"id:{entry.case_id}" if entry.case_id else f"input:{entry.input}"
+    return case_url(suite, story_link_key(key))
 
 
 def ledger_table(review: Review) -> pd.DataFrame:
@@ -143,14 +145,13 @@ def ledger_table(review: Review) -> pd.DataFrame:
         if bucket == "still passing":
             continue
         for e in entries:
-            release = review.base if bucket == "removed" and review.base else review.release
             rows.append(
                 {
                     "change": bucket,
                     "case": one_line(e.input) or e.case_id or e.key,
                     "base": e.base.cell() if e.base else "—",
                     "head": e.head.cell() if e.head else "—",
-                    "link": case_url("lottery", review.suite, release, e),
+                    "link": ledger_case_url(review.suite, e),
                 }
             )
     return pd.DataFrame(rows, columns=columns)

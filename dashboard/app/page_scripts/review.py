@@ -71,7 +71,7 @@ else:
         ledger,
         hide_index=True,
         width="stretch",
-        column_config={"link": st.column_config.LinkColumn("open", display_text="lottery view")},
+        column_config={"link": st.column_config.LinkColumn("open", display_text="its story")},
     )
     download(ledger, f"ledger-{suite}-{release}")
     st.caption(f"Δ pass^{review.k} per slice (paired, over the cases both releases evaluated)")

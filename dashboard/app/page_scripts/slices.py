@@ -7,7 +7,7 @@ from dashboard.analysis.slices import tag_dimensions
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download, linked_select, report_page
 from dashboard.render import charts
-from dashboard.render.formatting import pct_ci
+from dashboard.render.formatting import pct_ci, with_case_links
 
 version, overview, count_errors = report_page("Slices")
 suite = linked_select("suite", "Suite", suite_names(overview), page="slices")
@@ -63,5 +63,10 @@ history = app_state.case_history(version, suite, tag, count_errors)
 st.caption(
     "passes/runs of each case in each release; the last column says how it moved in the latest release."
 )
-st.dataframe(history, hide_index=True, width="stretch")
+st.dataframe(
+    with_case_links(history, suite),
+    hide_index=True,
+    width="stretch",
+    column_config={"case": st.column_config.LinkColumn("case", display_text="open")},
+)
 download(history, f"cases-{suite}-{dim}-{value}")

@@ -1,0 +1,154 @@
+"""One case's trials in one release, shown the same way on the Lottery and Case pages:
+its input, the trials' verdicts and graders' reasons, and the diff of a passing trial
+against a failing one, with which failing trials share a first divergence.
+
+Everything comes from the report file on demand (app/state.py's cached readers). Must
+not: hold SQL or arithmetic.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.analysis.diffing import diff_lines, divergence_groups, first_divergence
+from dashboard.app import state as app_state
+from dashboard.app.widgets import download
+from dashboard.data.transcripts import TranscriptUnavailable
+from dashboard.render.diff import diff_html
+from dashboard.render.formatting import md
+
+
+def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str) -> None:
+    """The case's trials; `name` names downloads, `key` keeps widget state per case."""
+    detail = app_state.case_detail(version, report_id, case_idx)
+    if detail is None:
+        st.warning("This case is not in the loaded report any more; reload the reports.")
+        return
+    st.subheader("Input")
+    st.code(detail["input"] or "", language=None, wrap_lines=True)
+    trials = pd.DataFrame()
+    unavailable = None
+    if detail["n_trials"]:
+        try:
+            trials = app_state.case_trials(version, report_id, case_idx)
+        except TranscriptUnavailable as exc:
+            unavailable = str(exc)
+    if trials.empty:
+        if unavailable:
+            st.warning(f"The trials of this case cannot be shown: {md(unavailable)}.")
+            return
+        st.warning(
+            f"This report was written by multivon-eval {md(detail['format'])}, which keeps only "
+            "the last run's output and no per-trial verdicts (trials are saved from 0.18 on). "
+            "Passing and failing transcripts cannot be compared; here is what the file holds."
+        )
+        try:
+            text = app_state.case_text(version, report_id, case_idx)
+        except TranscriptUnavailable as exc:
+            st.warning(f"Its output cannot be shown: {md(exc)}.")
+            return
+        st.code(text["output"] or "", language=None, wrap_lines=True)
+        graders = pd.DataFrame(json.loads(text["evaluators"] or "[]"))
+        if not graders.empty:
+            st.dataframe(graders, hide_index=True, width="stretch")
+        return
+
+    st.subheader("Trials")
+    graders = []
+    for t in trials.itertuples(index=False):
+        for e in json.loads(t.evaluators or "[]") or []:
+            graders.append(
+                {
+                    "run": t.run_index,
+                    "attempt": t.attempt,
+                    "grader": e.get("name"),
+                    "score": e.get("score"),
+                    "passed": e.get("passed"),
+                    "reason": e.get("reason"),
+                }
+            )
+    columns = [
+        "run_index", "attempt", "status", "latency_ms", "model_error", "judge_error",
+        "evaluator_error",
+    ]  # fmt: skip
+    verdicts = trials[columns]
+    st.dataframe(verdicts, hide_index=True, width="stretch")
+    download(verdicts, f"trials-{name}-case{case_idx}")
+    if graders:
+        st.dataframe(pd.DataFrame(graders), hide_index=True, width="stretch")
+        download(pd.DataFrame(graders), f"graders-{name}-case{case_idx}")
+
+    passing = trials[trials["status"] == "passed"]
+    failing = trials[trials["status"] != "passed"]
+    if passing.empty or failing.empty:
+        st.info("This case needs at least one passing and one failing trial to diff.")
+        return
+    runs = {int(t.run_index): t for t in trials.itertuples(index=False)}
+
+    def label(run: int) -> str:
+        return f"run {run} ({runs[run].status})"
+
+    d1, d2, d3 = st.columns([2, 2, 1])
+    # Keyed per case: a stored choice must never carry one case's trial over to another.
+    with d1:
+        a = st.selectbox(
+            "Passing trial",
+            [int(r) for r in passing["run_index"]],
+            format_func=label,
+            key=f"{key}_a_{report_id}_{case_idx}",
+        )
+    with d2:
+        b = st.selectbox(
+            "Failing trial",
+            [int(r) for r in failing["run_index"]],
+            format_func=label,
+            key=f"{key}_b_{report_id}_{case_idx}",
+        )
+    with d3:
+        ignore = st.toggle(
+            "Ignore volatile differences",
+            value=True,
+            key=f"{key}_volatile",
+            help="Durations, timestamps, UUIDs, hex digests, memory addresses, temporary paths "
+            "and run counters do not count when finding where the transcripts diverge; the "
+            "text shown is the original.",
+        )
+    rows = diff_lines(runs[a].output or "", runs[b].output or "", ignore_volatile=ignore)
+    first = first_divergence(rows)
+    st.subheader("Passing vs failing transcript")
+    st.caption(
+        "Changed lines are shaded, changed words highlighted; ▶ marks the first point where "
+        "they diverge"
+        + ("" if first is not None else " (the transcripts are identical)")
+        + (" (lines that differ only in volatile tokens are marked faintly)" if ignore else "")
+        + "."
+    )
+    st.html(diff_html(rows, label(a), label(b)))
+    if len(failing) > 1:
+        groups = divergence_groups(
+            runs[a].output or "",
+            {int(t.run_index): t.output or "" for t in failing.itertuples(index=False)},
+            ignore_volatile=ignore,
+        )
+        st.caption(
+            f"Where each failing trial first diverges from {label(a)}: "
+            + ("one failure mode." if len(groups) == 1 else f"{len(groups)} different points.")
+        )
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "passing line": g.line if g.line is not None else "end",
+                        "failing trial says": g.text,
+                        "failing trials": ", ".join(f"run {r}" for r in g.trials),
+                        "count": len(g.trials),
+                    }
+                    for g in groups
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
