@@ -90,13 +90,16 @@ def release_table(
     suite: str,
     k: int,
     count_agent_errors: bool = False,
+    window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per release of `suite`: counts, pass@1, pass@k, pass^k with CIs, envelope, change.
 
     The first page a server shows: plain rows rather than DataFrame work per release, and
-    the load's stored estimates under the default policy.
+    the load's stored estimates under the default policy. `window` (first, last release)
+    keeps the releases between the two, inclusive; the change of the first is still
+    against the release before it.
     """
-    releases = suite_releases(overview, suite)
+    releases = in_window(suite_releases(overview, suite), window, keep_previous=True)
     shown = set(releases["report_id"].tolist())
     by_report: dict[Any, list[dict[str, Any]]] = {}
     for case in fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors):
@@ -155,7 +158,24 @@ def release_table(
     table["pass_hat_k_change_significant"] = [
         c[0] is not None and (c[1] > 0 or c[2] < 0) for c in changes
     ]
+    if window is not None and len(table) > 1 and table["release"].iloc[0] != window[0]:
+        table = table.iloc[1:].reset_index(drop=True)  # the release before, only for Δ
     return table
+
+
+def in_window(
+    releases: pd.DataFrame, window: tuple[str, str] | None, *, keep_previous: bool = False
+) -> pd.DataFrame:
+    """The releases from window[0] to window[1] in release order (all without a window, or
+    when either end is not a release); with `keep_previous`, also the one before the first."""
+    if window is None:
+        return releases
+    names = [str(r) for r in releases["release"]]
+    if window[0] not in names or window[1] not in names:
+        return releases
+    lo, hi = sorted((names.index(window[0]), names.index(window[1])))
+    lo = max(0, lo - 1) if keep_previous else lo
+    return releases.iloc[lo : hi + 1].reset_index(drop=True)
 
 
 def _paired_change(

@@ -92,9 +92,15 @@ def problems(version: int) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def release_table(version: int, suite: str, k: int, count_agent_errors: bool) -> pd.DataFrame:
+def release_table(
+    version: int,
+    suite: str,
+    k: int,
+    count_agent_errors: bool,
+    window: tuple[str, str] | None = None,
+) -> pd.DataFrame:
     return releases.release_table(
-        catalog().cursor(), overview(version), suite, k, count_agent_errors
+        catalog().cursor(), overview(version), suite, k, count_agent_errors, window
     )
 
 
@@ -114,18 +120,29 @@ def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFr
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def slice_metrics(
-    version: int, suite: str, dim: str, k: int, count_agent_errors: bool
+    version: int,
+    suite: str,
+    dim: str,
+    k: int,
+    count_agent_errors: bool,
+    window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     return slices.slice_metrics(
-        catalog().cursor(), overview(version), suite, dim, k, count_agent_errors
+        catalog().cursor(), overview(version), suite, dim, k, count_agent_errors, window
     )
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def case_history(
-    version: int, suite: str, tag: str | None, count_agent_errors: bool
+    version: int,
+    suite: str,
+    tag: str | None,
+    count_agent_errors: bool,
+    window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
-    return cases.case_history(catalog().cursor(), overview(version), suite, tag, count_agent_errors)
+    return cases.case_history(
+        catalog().cursor(), overview(version), suite, tag, count_agent_errors, window
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -159,9 +176,10 @@ def gate_table(
     k: int,
     rules: tuple[tuple[str | None, float], ...],
     count_agent_errors: bool,
+    window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     return gating.gate_table(
-        catalog().cursor(), overview(version), suite, k, rules, count_agent_errors
+        catalog().cursor(), overview(version), suite, k, rules, count_agent_errors, window
     )
 
 

@@ -6,7 +6,7 @@ URL reopens the same view; a link naming something the catalog lacks gets a warn
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -57,16 +57,46 @@ def linked_select(
     return value
 
 
+WINDOW = 30  # releases shown by default on a page over a suite's history
+
+
+def release_window(names: Sequence[str], page: str) -> tuple[str, str] | None:
+    """The releases a page shows, as (first, last): the latest WINDOW by default, any
+    range by the slider, deep-linkable as `from=` / `to=`. None when the suite is short
+    enough to show whole."""
+    if len(names) <= WINDOW:
+        return None
+    wanted = (st.query_params.get("from"), st.query_params.get("to"))
+    key = f"{page}_window"
+    start = wanted if all(w in names for w in wanted) else (names[-WINDOW], names[-1])
+    if key not in st.session_state and wanted != (None, None) and start != wanted:
+        st.warning("The link's release range is not in the loaded reports; showing the latest.")
+    if key in st.session_state and any(v not in names for v in st.session_state[key]):
+        del st.session_state[key]  # another suite's range
+    # `value` (not a Session State default) makes it a range slider; the URL mirrors it
+    first, last = st.select_slider(
+        f"Releases shown ({len(names)} in all; the CSV holds every one)",
+        options=list(names),
+        value=start,
+        key=key,
+    )
+    st.query_params["from"], st.query_params["to"] = first, last
+    return first, last
+
+
 def policy() -> bool:
     count = bool(st.session_state.get("count_agent_errors", False))
     st.caption("Policy: " + policy_label(count))
     return count
 
 
-def download(frame: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
-    st.download_button(
-        label, data=csv_bytes(frame), file_name=f"{name}.csv", mime="text/csv", key=f"dl_{name}"
-    )
+def download(
+    frame: pd.DataFrame | Callable[[], pd.DataFrame], name: str, label: str = "Download CSV"
+) -> None:
+    """A CSV download; a callable frame is built only when the button is clicked (the
+    whole history of a long suite, say)."""
+    data = (lambda: csv_bytes(frame())) if callable(frame) else csv_bytes(frame)
+    st.download_button(label, data=data, file_name=f"{name}.csv", mime="text/csv", key=f"dl_{name}")
 
 
 def report_page(title: str) -> tuple[int, pd.DataFrame, bool]:

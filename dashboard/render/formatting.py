@@ -113,11 +113,35 @@ def display_release_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def unknown_notes(table: pd.DataFrame) -> list[str]:
-    notes = []
+def unknown_notes(table: pd.DataFrame, shown: int = 8) -> list[str]:
+    """One line per distinct UNKNOWN reason, with the releases it covers (the first
+    `shown` of them named, the rest counted), in order of first appearance."""
+    releases_of: dict[str, list[str]] = {}
     for r in table.itertuples(index=False):
         for reason in (r.pass_at_1_unknown, r.pass_at_k_unknown, r.pass_hat_k_unknown):
             if reason:
-                notes.append(f"{r.release}: {reason}")
+                releases_of.setdefault(str(reason), []).append(str(r.release))
                 break
+    notes = []
+    for reason, releases in releases_of.items():
+        names = ", ".join(releases[:shown])
+        more = f" and {len(releases) - shown} more" if len(releases) > shown else ""
+        plural = "s" if len(releases) > 1 else ""
+        notes.append(f"{reason} (release{plural} {names}{more})")
     return notes
+
+
+def slice_rows(metrics: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The Slices page's table of analysis.slices.slice_metrics: pass^k with its CI as text."""
+    shown = metrics.assign(
+        **{
+            f"pass^{k}": [
+                pct_ci(v, lo, hi)
+                for v, lo, hi in zip(
+                    metrics["pass_hat_k"], metrics["ci_low"], metrics["ci_high"], strict=True
+                )
+            ]
+        }
+    )
+    columns = ["slice", "release", "cases_total", "cases_evaluated", f"pass^{k}", "interval"]
+    return shown[[*columns, "unknown_reason"]]

@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
-from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.app.widgets import download, linked_select, release_window, report_page
 from dashboard.render import charts
 from dashboard.render.gate_report import gate_table_shown
 
@@ -43,7 +43,8 @@ with st.expander("Per-slice rules"):
             )
         )
 rules = ((None, float(threshold)), *((t, float(v)) for t, v in slice_rules))
-table = app_state.gate_table(version, suite, k, rules, count_errors)
+window = release_window([str(r) for r in releases["release"]], page="gates")
+table = app_state.gate_table(version, suite, k, rules, count_errors, window)
 shown = gate_table_shown(table)
 latest = shown[table["release_rank"] == table["release_rank"].max()]
 for verdict in latest.itertuples(index=False):
@@ -51,4 +52,9 @@ for verdict in latest.itertuples(index=False):
     (st.success if verdict.verdict == "PASSED" else st.error)(line)
 st.altair_chart(charts.gate_chart(table, list(releases["release"]), k), width="content")
 st.dataframe(shown, hide_index=True, width="stretch")
-download(shown, f"gates-{suite}-k{k}")
+download(
+    shown
+    if window is None
+    else lambda: gate_table_shown(app_state.gate_table(version, suite, k, rules, count_errors)),
+    f"gates-{suite}-k{k}",
+)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
-from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.app.widgets import download, linked_select, release_window, report_page
 from dashboard.render import charts
 from dashboard.render.formatting import display_release_table, md, unknown_notes
 
@@ -22,7 +22,8 @@ with right:
         "k", "k (trials a user meets)", list(range(1, k_max + 1)), default_k, page="releases"
     )
 
-table = app_state.release_table(version, suite, k, count_errors)
+window = release_window([str(r) for r in releases["release"]], page="releases")
+table = app_state.release_table(version, suite, k, count_errors, window)
 for (flag_suite, flag_release), status in app_state.approved_but_changed().items():
     if flag_suite == suite:
         st.error(
@@ -34,7 +35,12 @@ shown = display_release_table(table)
 st.dataframe(shown, hide_index=True, width="stretch")
 for note in unknown_notes(table):
     st.caption(f"⚠ {note}")
-download(shown, f"releases-{suite}-k{k}")
+download(
+    (lambda: display_release_table(app_state.release_table(version, suite, k, count_errors)))
+    if window
+    else shown,
+    f"releases-{suite}-k{k}",
+)
 st.caption(
     "Envelope = pass@k − pass^k: over 50 points is a gambler (capable, unreliable), under 20 is steady. "
     "Δ is the paired change over the cases both releases evaluated (paired cluster bootstrap, 95%); "

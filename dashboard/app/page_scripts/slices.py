@@ -5,9 +5,9 @@ import streamlit as st
 from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.analysis.slices import tag_dimensions
 from dashboard.app import state as app_state
-from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.app.widgets import download, linked_select, release_window, report_page
 from dashboard.render import charts
-from dashboard.render.formatting import pct_ci, with_case_links
+from dashboard.render.formatting import slice_rows, with_case_links
 
 version, overview, count_errors = report_page("Slices")
 suite = linked_select("suite", "Suite", suite_names(overview), page="slices")
@@ -28,7 +28,8 @@ with c2:
         "k", "k", list(range(1, k_max + 1)), int(releases["runs_max"].min() or 1), page="slices"
     )
 
-metrics = app_state.slice_metrics(version, suite, dim, k, count_errors)
+window = release_window([str(r) for r in releases["release"]], page="slices")
+metrics = app_state.slice_metrics(version, suite, dim, k, count_errors, window)
 order = list(releases["release"])
 st.subheader(f"pass^{k} per {dim} slice")
 if metrics.empty:
@@ -42,24 +43,20 @@ counts = counts.reindex(columns=[r for r in order if r in counts.columns])
 st.caption("Evaluated cases per slice and release")
 st.dataframe(counts, width="stretch")
 download(counts.reset_index(), f"slice-counts-{suite}-{dim}")
-shown = metrics.assign(
-    **{
-        f"pass^{k}": [
-            pct_ci(v, lo, hi)
-            for v, lo, hi in zip(
-                metrics["pass_hat_k"], metrics["ci_low"], metrics["ci_high"], strict=True
-            )
-        ]
-    }
-)[["slice", "release", "cases_total", "cases_evaluated", f"pass^{k}", "interval", "unknown_reason"]]
+shown = slice_rows(metrics, k)
 st.dataframe(shown, hide_index=True, width="stretch")
-download(shown, f"slices-{suite}-{dim}-k{k}")
+download(
+    shown
+    if window is None
+    else lambda: slice_rows(app_state.slice_metrics(version, suite, dim, k, count_errors), k),
+    f"slices-{suite}-{dim}-k{k}",
+)
 
 st.subheader("Cases of one slice across releases")
 values = sorted(metrics["slice"].unique())
 value = linked_select("slice", f"{dim} slice", values, page="slices")
 tag = None if value == "(untagged)" else (value if dim == "tag" else f"{dim}:{value}")
-history = app_state.case_history(version, suite, tag, count_errors)
+history = app_state.case_history(version, suite, tag, count_errors, window)
 st.caption(
     "passes/runs of each case in each release; the last column says how it moved in the latest release."
 )
@@ -69,4 +66,9 @@ st.dataframe(
     width="stretch",
     column_config={"case": st.column_config.LinkColumn("case", display_text="open")},
 )
-download(history, f"cases-{suite}-{dim}-{value}")
+download(
+    history
+    if window is None
+    else lambda: app_state.case_history(version, suite, tag, count_errors),
+    f"cases-{suite}-{dim}-{value}",
+)

@@ -1,0 +1,125 @@
+"""Long histories on the pages (issue 14): a 300-release suite shows a window of the latest
+30 releases, any range is reachable and deep-linkable as from= / to=, and UNKNOWN notes
+are one line per distinct reason, not one per release."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dashboard.analysis.loading import refresh_catalog
+from dashboard.analysis.releases import release_table
+from dashboard.analysis.summary import report_overview
+from dashboard.app.widgets import WINDOW
+from dashboard.data.catalog import open_catalog
+from dashboard.render.formatting import unknown_notes
+from dashboard.simulate import simulate_reports
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "dashboard" / "app" / "main.py"
+RELEASES = 300
+RUNS = 3
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("long") / "reports"
+    simulate_reports(out, suites=1, releases=RELEASES, cases=6, runs=RUNS, fmt="0.15")
+    return out
+
+
+@pytest.fixture
+def at(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+    monkeypatch.setenv("RELIDASH_REPORTS", str(history))
+    monkeypatch.setenv("RELIDASH_CATALOG", str(tmp_path / "catalog.duckdb"))
+    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    app = AppTest.from_file(str(APP), default_timeout=120)
+    yield app
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def names(history: Path) -> list[str]:
+    con = open_catalog(":memory:")
+    refresh_catalog(con, history)
+    overview = report_overview(con)
+    return [str(r) for r in overview.sort_values("release_rank")["release"]]
+
+
+def test_releases_page_shows_the_latest_window(at: AppTest, history: Path) -> None:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = at.dataframe[0].value
+    all_names = names(history)
+    assert len(all_names) == RELEASES
+    assert list(shown["release"]) == all_names[-WINDOW:]
+    (slider,) = at.select_slider
+    assert slider.value == (all_names[-WINDOW], all_names[-1])
+    assert at.query_params["from"] in (all_names[-WINDOW], [all_names[-WINDOW]])
+
+
+def test_any_range_is_reachable_and_deep_linkable(at: AppTest, history: Path) -> None:
+    all_names = names(history)
+    at.query_params.update({"from": all_names[10], "to": all_names[19]})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list(at.dataframe[0].value["release"]) == all_names[10:20]
+    # the first release of the window still shows its change against the one before
+    first_change = at.dataframe[0].value.iloc[0][
+        [c for c in at.dataframe[0].value.columns if c.startswith("Δ")][0]
+    ]
+    assert first_change != "—"
+    at.select_slider[0].set_value((all_names[0], all_names[4])).run()
+    assert list(at.dataframe[0].value["release"]) == all_names[:5]
+
+
+def test_unknown_notes_are_grouped_by_reason(at: AppTest, history: Path) -> None:
+    at.query_params.update({"k": str(RUNS + 2)})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [c.value for c in at.caption if c.value.startswith("⚠")]
+    assert len(notes) == 1, notes  # every release has the same reason: one line
+    assert f"and {WINDOW - 8} more" in notes[0]
+
+
+def test_unknown_notes_name_each_reason_once() -> None:
+    import pandas as pd
+
+    table = pd.DataFrame(
+        {
+            "release": ["a", "b", "c"],
+            "pass_at_1_unknown": [None, None, None],
+            "pass_at_k_unknown": ["k too big", "k too big", "no cases"],
+            "pass_hat_k_unknown": [None, None, None],
+        }
+    )
+    assert unknown_notes(table) == [
+        "k too big (releases a, b)",
+        "no cases (release c)",
+    ]
+
+
+def test_slices_and_gates_show_the_window(at: AppTest, history: Path) -> None:
+    at.run()
+    all_names = names(history)
+    at.switch_page("page_scripts/gates.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    gates = at.dataframe[0].value
+    assert list(gates["release"]) == all_names[-WINDOW:]
+    at.switch_page("page_scripts/slices.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    per_release = next(f.value for f in at.dataframe if "release" in f.value.columns)
+    assert set(per_release["release"]) == set(all_names[-WINDOW:])
+
+
+def test_the_whole_history_stays_available(history: Path) -> None:
+    con = open_catalog(":memory:")
+    refresh_catalog(con, history)
+    overview = report_overview(con)
+    assert len(release_table(con, overview, "support-chat", RUNS)) == RELEASES
