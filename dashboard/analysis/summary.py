@@ -8,7 +8,7 @@ Must not: import Streamlit or Altair, hold SQL text, or print.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -19,9 +19,8 @@ from dashboard.analysis.estimates import (
     number_or_none,
     text_or_none,
 )
-from dashboard.data.ingest import catalog_version
 from dashboard.data.queries import fetch_rows, load_query, run_query
-from dashboard.data.results import cached_summary, store_records, store_summary, stored_records
+from dashboard.data.results import store_records, stored_records_for
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
 
 if TYPE_CHECKING:
@@ -129,38 +128,100 @@ def latest_per_release(overview: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_text(con: duckdb.DuckDBPyConnection, by: str = "file") -> str:
-    """summary_json as compact JSON text.
-
-    By file it is joined from each report's stored entry (0.1 s for 2,000 reports), so
-    the whole document is not stored again: writing it after a load that changed one
-    file cost more than joining it. By release it is kept whole for the catalog version
-    it describes.
-    """
-    if by == "file":
-        return _file_summary_text(con)
-    version = catalog_version(con)
-    text = cached_summary(con, by, version)
-    if text is None:
-        text = json.dumps(summary_json(con, by), ensure_ascii=False)
-        store_summary(con, by, version, text)
-    return text
+    """summary_json as compact JSON text (summary_stream, joined)."""
+    return "".join(summary_stream(con, by))
 
 
-def _file_summary_text(con: duckdb.DuckDBPyConnection) -> str:
-    """json.dumps(summary_json(con)), assembled from each report's stored entry: after a
-    load that changed one file, one entry is rebuilt rather than thousands."""
-    overview = fetch_rows(con, "report_overview")
-    entries = stored_records(con)
-    missing = [row for row in overview if row["report_id"] not in entries]
-    fresh = [
-        (row["report_id"], json.dumps(record, ensure_ascii=False))
-        for row, record in zip(missing, report_records(con, missing), strict=True)
+# Reports per batch of a streamed summary: memory holds one batch's entries, not all.
+SUMMARY_BATCH = 500
+
+
+def loaded_suites(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {str(row["suite"]) for row in fetch_rows(con, "report_overview")}
+
+
+def chosen_rows(
+    con: duckdb.DuckDBPyConnection,
+    by: str = "file",
+    suites: Sequence[str] | None = None,
+    release: str | None = None,
+) -> list[dict[str, Any]]:
+    """The overview rows a summary covers: every report (by file) or the latest report of
+    each release (by release), of the chosen suites and release only."""
+    overview = [
+        row
+        for row in fetch_rows(con, "report_overview")
+        if (not suites or row["suite"] in suites) and (release is None or row["release"] == release)
     ]
-    store_records(con, fresh)
-    entries.update(fresh)
-    problems = json.dumps(_problem_entries(con), ensure_ascii=False)
-    reports = ", ".join(entries[row["report_id"]] for row in overview)
-    return f'{{"reports": [{reports}], "problems": {problems}}}'
+    return latest_rows(overview) if by == "release" else overview
+
+
+def summary_entries(
+    con: duckdb.DuckDBPyConnection,
+    by: str = "file",
+    suites: Sequence[str] | None = None,
+    release: str | None = None,
+) -> Iterator[str]:
+    """Each entry of the summary document as compact JSON text, a batch at a time.
+
+    Entries are joined from each report's stored entry (a load that changed one file
+    rebuilds one entry, not thousands); by release each gains its rank and files.
+    """
+    rows = chosen_rows(con, by, suites, release)
+    files: dict[tuple[str, str], list[str]] = {}
+    if by == "release":
+        for row in fetch_rows(con, "report_overview"):
+            files.setdefault((row["suite"], row["release"]), []).append(row["file"])
+    for start in range(0, len(rows), SUMMARY_BATCH):
+        batch = rows[start : start + SUMMARY_BATCH]
+        entries = stored_records_for(con, [row["report_id"] for row in batch])
+        missing = [row for row in batch if row["report_id"] not in entries]
+        fresh = [
+            (row["report_id"], json.dumps(record, ensure_ascii=False))
+            for row, record in zip(missing, report_records(con, missing), strict=True)
+        ]
+        store_records(con, fresh)
+        entries.update(fresh)
+        for row in batch:
+            text = entries[row["report_id"]]
+            if by == "release":
+                record = json.loads(text)
+                record["release_rank"] = int(row["release_rank"])
+                record["files"] = files[(row["suite"], row["release"])]
+                text = json.dumps(record, ensure_ascii=False)
+            yield text
+
+
+def summary_problems(
+    con: duckdb.DuckDBPyConnection,
+    by: str = "file",
+    suites: Sequence[str] | None = None,
+    release: str | None = None,
+) -> list[dict[str, str]]:
+    """The load problems a summary lists: all of them, or with a suite or release chosen,
+    those of its files and of files that loaded nothing (they may be any suite's)."""
+    problems = _problem_entries(con)
+    if not suites and release is None:
+        return problems
+    overview = fetch_rows(con, "report_overview")
+    chosen = {row["file"] for row in chosen_rows(con, "file", suites, release)}
+    loaded = {row["file"] for row in overview}
+    return [p for p in problems if p["file"] in chosen or p["file"] not in loaded]
+
+
+def summary_stream(
+    con: duckdb.DuckDBPyConnection,
+    by: str = "file",
+    suites: Sequence[str] | None = None,
+    release: str | None = None,
+) -> Iterator[str]:
+    """`relidash summary --json`'s document as pieces of compact JSON text, to be written
+    as they come: the first within a batch's time, memory flat in the number of reports."""
+    yield '{"releases": [' if by == "release" else '{"reports": ['
+    for i, entry in enumerate(summary_entries(con, by, suites, release)):
+        yield entry if i == 0 else ", " + entry
+    problems = json.dumps(summary_problems(con, by, suites, release), ensure_ascii=False)
+    yield f'], "problems": {problems}}}'
 
 
 def _problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:

@@ -35,6 +35,10 @@ def register(subparsers: Any) -> None:
     summary.add_argument("directory", type=Path, help="directory of multivon-eval report files")
     summary.add_argument("--json", action="store_true", help="print one JSON document")
     summary.add_argument("--by", choices=("file", "release"), default="file")
+    summary.add_argument(
+        "--suite", action="append", metavar="S", help="only this suite (repeatable)"
+    )
+    summary.add_argument("--release", metavar="R", help="only this release")
     add_load_options(summary)
     summary.set_defaults(handler=cmd_summary)
 
@@ -56,21 +60,39 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
+    """The summary, written as it is built: output begins within one batch's time and
+    memory stays flat however many reports the directory holds."""
+    from dashboard.analysis.summary import (
+        loaded_suites,
+        summary_entries,
+        summary_problems,
+        summary_stream,
+    )
+
     con = load(args, settle=False)
-    from dashboard.analysis.summary import summary_text
-
-    text = summary_text(con, by=args.by)
-    settle_catalog(con)  # the load and the entries it stored, in one checkpoint
-    if args.json and not sys.stdout.isatty():
-        sys.stdout.write(text + "\n")  # compact in a pipe: what tools read
-        return EXIT_OK
-    document = json.loads(text)
-    if args.json:
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    suites, release = args.suite, args.release
+    known = loaded_suites(con)
+    unknown = sorted(set(suites or []) - known)
+    if unknown:
+        raise UsageError(
+            f"no suite named {unknown[0]!r} (suites: {', '.join(sorted(map(str, known))) or 'none loaded'})"
+        )
+    out = sys.stdout
+    if args.json and not out.isatty():  # compact in a pipe: what tools read
+        for piece in summary_stream(con, args.by, suites, release):
+            out.write(piece)
+        out.write("\n")
+    elif args.json:  # a person at a terminal: indented, and small enough to hold
+        text = "".join(summary_stream(con, args.by, suites, release))
+        out.write(json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n")
     else:
-        from dashboard.render.terminal import render_summary
+        from dashboard.render.terminal import render_summary_lines
 
-        sys.stdout.write(render_summary(document, by=args.by))
+        rows = (json.loads(e) for e in summary_entries(con, args.by, suites, release))
+        problems = summary_problems(con, args.by, suites, release)
+        for text in render_summary_lines(rows, problems, args.by):
+            out.write(text)
+    settle_catalog(con)  # the load and the entries it stored, in one checkpoint
     return EXIT_OK
 
 

@@ -65,6 +65,17 @@ def stored_records(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
     return dict(con.execute("SELECT report_id, record FROM report_records").fetchall())
 
 
+def stored_records_for(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> dict[int, str]:
+    """stored_records for some reports only: a streamed summary reads them a batch at a time."""
+    return dict(
+        con.execute(
+            "SELECT r.report_id, r.record FROM report_records r "
+            "JOIN (SELECT unnest($ids) AS report_id) w USING (report_id)",
+            {"ids": report_ids},
+        ).fetchall()
+    )
+
+
 def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]) -> None:
     if records:  # two bound lists, one statement: executemany costs about 1 ms a row
         con.execute(

@@ -1,0 +1,78 @@
+"""`relidash summary` streams (issue 14): the document is written a batch of reports at a
+time, byte-identical to the whole-document form, and `--suite` / `--release` choose what
+it covers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dashboard.analysis import summary
+from dashboard.analysis.loading import refresh_catalog
+from dashboard.data.catalog import open_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_reports"
+
+
+@pytest.fixture
+def con() -> Any:
+    con = open_catalog(":memory:")
+    refresh_catalog(con, SAMPLE)
+    return con
+
+
+@pytest.mark.parametrize("by", ["file", "release"])
+def test_stream_equals_the_whole_document(con: Any, by: str) -> None:
+    text = "".join(summary.summary_stream(con, by))
+    assert text == json.dumps(summary.summary_json(con, by), ensure_ascii=False)
+
+
+def test_stream_writes_before_it_has_read_everything(
+    con: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One batch in, its entries are out: a failure in the second batch comes after them."""
+    monkeypatch.setattr(summary, "SUMMARY_BATCH", 2)
+    con.execute("DELETE FROM report_records")  # every entry is built as it is streamed
+    built = summary.report_records
+    calls = []
+
+    def second_batch_fails(con: Any, rows: Any) -> Any:
+        calls.append(len(rows))
+        if len(calls) == 2:
+            raise RuntimeError("second batch")
+        return built(con, rows)
+
+    monkeypatch.setattr(summary, "report_records", second_batch_fails)
+    pieces = summary.summary_stream(con, "file")
+    got = [next(pieces), next(pieces), next(pieces)]
+    assert got[0] == '{"reports": [' and json.loads(got[1])["file"]
+    with pytest.raises(RuntimeError, match="second batch"):
+        list(pieces)
+    assert calls == [2, 2]
+
+
+def test_suite_and_release_choose_the_entries(con: Any) -> None:
+    doc = json.loads("".join(summary.summary_stream(con, "file", ["code-agent"])))
+    assert doc["reports"] and {r["suite"] for r in doc["reports"]} == {"code-agent"}
+    one = json.loads("".join(summary.summary_stream(con, "release", None, "v1.9.0")))
+    assert sorted(r["suite"] for r in one["releases"]) == ["code-agent", "support-agent"]
+    assert {r["release"] for r in one["releases"]} == {"v1.9.0"}
+    both = json.loads("".join(summary.summary_stream(con, "file", ["code-agent", "support-agent"])))
+    assert len(both["reports"]) == len(summary.summary_json(con)["reports"])
+
+
+def test_cli_suite_filter_and_unknown_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_run import run_cli
+
+    code, out, _ = run_cli(
+        ["summary", str(SAMPLE), "--suite", "support-agent", "--catalog", ":memory:"], capsys
+    )
+    assert code == 0 and "Suite support-agent" in out and "Suite code-agent" not in out
+    code, _, err = run_cli(
+        ["summary", str(SAMPLE), "--suite", "nope", "--catalog", ":memory:"], capsys
+    )
+    assert code == 2 and "no suite named 'nope'" in err and "code-agent" in err
