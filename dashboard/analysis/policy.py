@@ -188,10 +188,15 @@ def resolve_policy(suite: str, policy_file: Path | None, reports_dir: Path | Non
     """
     if policy_file is not None:
         data = _read_bytes(policy_file)
-        rules = rules_for(parse_policy(_decode(data, policy_file), str(policy_file)), suite)
+        # a relidash.toml given as the policy holds its other tables too
+        document = parse_policy(
+            _decode(data, policy_file), str(policy_file), config=policy_file.name == CONFIG_NAME
+        )
+        rules = rules_for(document, suite)
         if not rules:
             raise PolicyError(f"{policy_file}: defines no rule for suite {suite!r}")
-        return Policy(str(policy_file), hashlib.sha256(data).hexdigest(), tuple(rules))
+        # its absolute path: `verify` reads it again from wherever it is run
+        return Policy(str(policy_file.resolve()), hashlib.sha256(data).hexdigest(), tuple(rules))
     config = reports_dir / CONFIG_NAME if reports_dir is not None else None
     if config is not None and config.is_file():
         data = _read_bytes(config)

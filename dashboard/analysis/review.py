@@ -465,8 +465,9 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-# keys of review_json that describe the run, not the evidence or its numbers
-UNCHECKED_KEYS: Final = ("relidash_version",)
+# keys of review_json that describe the run, not the evidence or its numbers: the policy
+# is checked by its digest, not by the path it was read from (a moved directory)
+UNCHECKED_KEYS: Final = ("relidash_version", "policy.source")
 
 
 def moved_numbers(packet: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[str]:

@@ -13,6 +13,7 @@ reviews directory, or a file that is not a relidash packet.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -136,15 +137,40 @@ def _outside_reports(path: Path, directory: Path) -> Path:
     return path
 
 
+def packet_policy_file(packet: dict[str, Any], directory: Path) -> Path | None:
+    """The policy file a packet's review was judged by, to judge it again: None when it was
+    the reports directory's relidash.toml or the default rule (found again from DIR)."""
+    from dashboard.analysis.policy import CONFIG_NAME, DEFAULT_POLICY_SOURCE
+
+    named = str(packet["policy"]["source"])
+    source = Path(named)
+    if named == DEFAULT_POLICY_SOURCE or (not source.is_file() and source.name == CONFIG_NAME):
+        return None  # the default rule, or the relidash.toml of a directory since moved
+    if not source.is_file():
+        raise UsageError(f"the packet's policy file {named} is gone; give it with --policy FILE")
+    config = directory / "relidash.toml"
+    if config.is_file() and source.resolve() == config.resolve():
+        return None
+    return source
+
+
 def write_file(path: Path, data: bytes) -> None:
-    """Write whole or not at all: a temp file beside it, then rename."""
+    """Write whole or not at all: a temp file beside it, then rename (the temp file is
+    removed if the rename fails). Readable as any new file is (the umask decides)."""
+    temp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(temp, path)
     except OSError as exc:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
         raise UsageError(f"{path}: cannot be written ({exc})") from exc
 
 
@@ -291,10 +317,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     now = digests_now(directory, [packet])
     changed = [e for e in packet.get("evidence", []) if now.get(e["path"]) != e["sha256"]]
     con = load(args)
-    source = packet["policy"]["source"]
-    policy_file = args.policy
-    if policy_file is None and Path(source).is_file() and Path(source).name != "relidash.toml":
-        policy_file = Path(source)
+    policy_file = args.policy if args.policy is not None else packet_policy_file(packet, directory)
     from dashboard.analysis.policy import PolicyError
     from dashboard.analysis.releases import UnknownName
 
