@@ -49,12 +49,22 @@ def refresh_catalog(
     """Bring the catalog up to date with the directory and compute metrics for new reports.
 
     Each parsed batch's metrics are computed in a worker thread while DuckDB parses the
-    next batch (pure numpy; the worker never touches the connection), then stored at once.
+    next batch (pure numpy; the worker never touches the connection). Finished results are
+    stored between batches, so memory holds a batch or two of them, not every report's.
     """
+    stored = 0
     with ThreadPoolExecutor(max_workers=1) as pool:
         ahead: dict[int, Future[ReportMetrics]] = {}
 
+        def store_finished() -> None:
+            nonlocal stored
+            done = [rid for rid, future in ahead.items() if future.done()]
+            if done:
+                store_metrics(con, [ahead.pop(rid).result() for rid in done])
+                stored += len(done)
+
         def compute_ahead(report_ids: list[int]) -> None:
+            store_finished()  # between batches: the batch before is committed
             for report, n, c, case_idx in _metric_inputs(con, report_ids):
                 ahead[report.report_id] = pool.submit(report_metrics, report, n, c, case_idx)
 
@@ -62,7 +72,7 @@ def refresh_catalog(
             con, reports_dir, max_bytes=max_bytes, progress=progress, on_batch=compute_ahead
         )
         ready = {report_id: future.result() for report_id, future in ahead.items()}
-    if compute_pending_metrics(con, ready):
+    if compute_pending_metrics(con, ready) or stored:
         # The metrics pass may add report warnings (stored blocks that disagree).
         problems = con.execute("SELECT count(*) FROM problems").fetchall()
         result = replace(result, problems=int(problems[0][0]))
@@ -105,13 +115,17 @@ def compute_pending_metrics(
     computed = [ready[int(r["report_id"])] for r in pending if int(r["report_id"]) in ready]
     if rest:
         computed += [report_metrics(*inputs) for inputs in _metric_inputs(con, rest)]
+    store_metrics(con, computed)
+    return len(pending)
+
+
+def store_metrics(con: duckdb.DuckDBPyConnection, computed: Sequence[ReportMetrics]) -> None:
     store_report_results(
         con,
         [row for m in computed for row in m.metric_rows],
         [row for m in computed for row in m.lottery_rows],
         [row for m in computed for row in m.warnings],
     )
-    return len(pending)
 
 
 def _metric_inputs(
