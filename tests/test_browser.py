@@ -411,13 +411,13 @@ def test_csv_download(server: str, page: Any, summary_doc: dict[str, Any]) -> No
     rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
     assert rows[0] == [
         "release",
-        "cases (evaluated / errored / skipped)",
-        "runs",
         "pass@1",
         "pass@3",
         "pass^3",
-        "envelope",
         "Δ pass^3",
+        "envelope",
+        "cases (evaluated / errored / skipped)",
+        "runs",
         "format",
     ]
     releases = {r["release"] for r in summary_doc["reports"] if r["suite"] == suite}
