@@ -28,7 +28,7 @@ files = overview[
         "runs_max",
         "cases_with_trials",
     ]
-].assign(cases_with_trials=lambda f: f["cases_total"])
+]
 st.dataframe(files, hide_index=True, width="stretch")
 download(files, "report-files")
 st.subheader(f"Problems ({len(problems)})")
