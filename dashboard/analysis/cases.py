@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 
 from dashboard.analysis.matching import case_keys, story_link_key
-from dashboard.analysis.releases import in_window, shown_cases
+from dashboard.analysis.releases import shown_cases
 from dashboard.analysis.slices import in_slice
 from dashboard.data.queries import run_query
 from dashboard.data.transcripts import read_case_text, read_case_trials
@@ -29,9 +29,7 @@ def case_history(
     window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     """Passes/runs of each case in each release (columns in release order) and what changed."""
-    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
-    releases = in_window(releases, window)
-    cases = cases[cases["report_id"].isin(releases["report_id"])]
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors, window)
     cases = cases.assign(key=case_keys(cases))
     cases = cases[in_slice(cases, tag)]
     order = list(releases["release"])

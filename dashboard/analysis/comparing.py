@@ -333,20 +333,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "matched": len(comparison.ledger),
         "pairs": comparison.n_pairs,
         "interval": INTERVAL_NOTE,
-        "deltas": {
-            d.key: {
-                "metric": d.metric,
-                "k": d.k,
-                "base": d.base,
-                "head": d.head,
-                "delta": d.delta.delta if d.delta else None,
-                "ci_low": d.delta.ci_low if d.delta else None,
-                "ci_high": d.delta.ci_high if d.delta else None,
-                "n_pairs": d.delta.n_pairs if d.delta else 0,
-                "unknown_reason": d.unknown_reason or None,
-            }
-            for d in comparison.deltas
-        },
+        "deltas": {d.key: d.as_json() for d in comparison.deltas},
         "ledger": {b: [_entry_json(e) for e in entries] for b, entries in buckets.items()},
         "added": [_entry_json(e) for e in comparison.added],
         "removed": [_entry_json(e) for e in comparison.removed],

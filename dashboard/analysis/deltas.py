@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -49,6 +49,21 @@ class MetricDelta:
     @property
     def name(self) -> str:
         return self.metric.replace("k", str(self.k))
+
+    def as_json(self) -> dict[str, Any]:
+        """The delta as `relidash compare --json` and a review's record give it."""
+        d = self.delta
+        return {
+            "metric": self.metric,
+            "k": self.k,
+            "base": self.base,
+            "head": self.head,
+            "delta": d.delta if d else None,
+            "ci_low": d.ci_low if d else None,
+            "ci_high": d.ci_high if d else None,
+            "n_pairs": d.n_pairs if d else 0,
+            "unknown_reason": self.unknown_reason or None,
+        }
 
 
 def counts_delta(counts: Sequence[np.ndarray], key: str, metric: str, k: int) -> MetricDelta:

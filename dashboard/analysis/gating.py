@@ -28,7 +28,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
 )
 from dashboard.analysis.policy import GateRule
-from dashboard.analysis.releases import find_release, find_suite_releases, in_window, shown_cases
+from dashboard.analysis.releases import find_release, find_suite_releases, shown_cases
 from dashboard.analysis.slices import check_slices, in_slice
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.queries import run_query
@@ -103,8 +103,7 @@ def gate_table(
     window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     """Verdict of each (slice tag or None, min CI low) rule on pass^k for every release."""
-    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
-    releases = in_window(releases, window)
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors, window)
     rows = []
     for rel in releases.itertuples(index=False):
         group = cases[cases["report_id"] == rel.report_id]

@@ -76,10 +76,15 @@ def _result_columns(prefix: str, r: PassKResult) -> dict[str, Any]:
 
 
 def shown_cases(
-    con: duckdb.DuckDBPyConnection, overview: pd.DataFrame, suite: str, count_agent_errors: bool
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    count_agent_errors: bool,
+    window: tuple[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the suite's shown reports in release order, their cases under the policy)."""
-    releases = suite_releases(overview, suite)
+    """(the suite's shown reports in release order, their cases under the policy), of the
+    releases in `window` (first, last) when one is given."""
+    releases = in_window(suite_releases(overview, suite), window)
     cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
     return releases, cases[cases["report_id"].isin(releases["report_id"])]
 

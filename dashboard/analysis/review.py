@@ -322,18 +322,7 @@ def review_json(review: Review) -> dict[str, Any]:
     }
     if review.comparison is not None:
         c = review.comparison
-        doc["delta"] = {
-            d.key: {
-                "metric": d.metric,
-                "k": d.k,
-                "delta": d.delta.delta if d.delta else None,
-                "ci_low": d.delta.ci_low if d.delta else None,
-                "ci_high": d.delta.ci_high if d.delta else None,
-                "n_pairs": d.delta.n_pairs if d.delta else 0,
-                "unknown_reason": d.unknown_reason or None,
-            }
-            for d in c.deltas
-        }
+        doc["delta"] = {d.key: d.as_json() for d in c.deltas}
         doc["ledger"] = {
             **{bucket: len(entries) for bucket, entries in c.buckets().items()},
             "added": len(c.added),

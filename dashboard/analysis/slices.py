@@ -11,7 +11,7 @@ import duckdb
 import pandas as pd
 
 from dashboard.analysis.estimates import INTERVAL_NOTE, estimate, evaluated_arrays
-from dashboard.analysis.releases import UnknownName, in_window, shown_cases
+from dashboard.analysis.releases import UnknownName, shown_cases
 from dashboard.stats import METRIC_PASS_HAT_K
 
 
@@ -75,9 +75,7 @@ def slice_metrics(
     window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     """pass^k with CI per (slice value, release) of a suite, plus per-slice counts."""
-    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
-    releases = in_window(releases, window)
-    cases = cases[cases["report_id"].isin(releases["report_id"])]
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors, window)
     cases = cases.assign(slice=slice_membership(cases, dim))
     rows = []
     for (value, report_id), group in cases.groupby(["slice", "report_id"], sort=False):
