@@ -244,3 +244,20 @@ def test_compare_json_files_failing_to_flaky_apart(tmp_path: Path) -> None:
     assert all(e["base"]["passes"] == e["base"]["runs"] for e in doc["ledger"]["newly flaky"])
     assert json.dumps(flaky)  # the bucket exists even when empty
     assert isinstance(pd.DataFrame(doc["ledger"]["started passing sometimes"]), pd.DataFrame)
+
+
+def test_gates_holding_cases_link_to_the_case_page(app: AppTest) -> None:
+    app.query_params.clear()
+    app.query_params.update({"suite": "code-agent"})
+    app.switch_page("page_scripts/gates.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    holding = next(f.value for f in app.dataframe if "passes/runs" in f.value.columns)
+    assert len(holding) > 0
+    assert all(str(link).startswith("/case?suite=code-agent&case=") for link in holding["case"])
+    # each link names a case the Case page finds
+    from urllib.parse import parse_qs, urlparse
+
+    key = parse_qs(urlparse(holding["case"].iloc[0]).query)["case"][0]
+    at = open_case(app, suite="code-agent", case=key)
+    assert at.selectbox(key="case_case").value == key

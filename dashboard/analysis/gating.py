@@ -27,6 +27,7 @@ from dashboard.analysis.estimates import (
     evaluated_arrays,
     number_or_none,
 )
+from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.policy import GateRule
 from dashboard.analysis.releases import find_release, find_suite_releases, shown_cases
 from dashboard.analysis.slices import check_slices, in_slice
@@ -131,6 +132,41 @@ def gate_table(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def holding_table(
+    con: duckdb.DuckDBPyConnection,
+    overview: pd.DataFrame,
+    suite: str,
+    k: int,
+    rules: Sequence[tuple[str | None, float]],
+    count_agent_errors: bool = False,
+) -> pd.DataFrame:
+    """The cases holding each FAILED rule down in the suite's latest release (lowest
+    per-case pass^k first), with the key that links each to its Case page."""
+    releases, cases = shown_cases(con, overview, suite, count_agent_errors)
+    keys = case_keys(cases)
+    latest = cases[cases["report_id"] == releases["report_id"].iloc[-1]]
+    key_of = dict(zip(latest["case_idx"], keys[latest.index], strict=True))
+    rows = []
+    for tag, threshold in rules:
+        members = latest[in_slice(latest, tag)]
+        n, c = evaluated_arrays(members)
+        if gate_verdict(n, c, k, threshold).verdict != FAILED:
+            continue
+        for case in holding_cases(members, METRIC_PASS_HAT_K, k):
+            rows.append(
+                {
+                    "slice": tag or "(all cases)",
+                    "case_id": case.case_id,
+                    "input": case.input,
+                    "passes/runs": f"{case.passes}/{case.runs}",
+                    f"pass^{k}": case.value,
+                    "link_key": story_link_key(str(key_of[case.case_idx])),
+                }
+            )
+    columns = ["slice", "case_id", "input", "passes/runs", f"pass^{k}", "link_key"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,19 @@ def gate_table(
     )
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def holding_table(
+    version: int,
+    suite: str,
+    k: int,
+    rules: tuple[tuple[str | None, float], ...],
+    count_agent_errors: bool,
+) -> pd.DataFrame:
+    return gating.holding_table(
+        catalog().cursor(), overview(version), suite, k, rules, count_agent_errors
+    )
+
+
 # ---- release review ------------------------------------------------------------------------
 
 ENV_POLICY = "RELIDASH_POLICY"

@@ -6,6 +6,7 @@ from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download, linked_select, release_window, report_page
 from dashboard.render import charts
+from dashboard.render.formatting import md, with_case_links
 from dashboard.render.gate_report import gate_table_shown
 
 version, overview, count_errors = report_page("Gates")
@@ -52,6 +53,18 @@ for verdict in latest.itertuples(index=False):
     (st.success if verdict.verdict == "PASSED" else st.error)(line)
 st.altair_chart(charts.gate_chart(table, list(releases["release"]), k), width="content")
 st.dataframe(shown, hide_index=True, width="stretch")
+holding = app_state.holding_table(version, suite, k, rules, count_errors)
+if not holding.empty:
+    st.subheader(f"Cases holding the failed rules down in {md(releases['release'].iloc[-1])}")
+    st.dataframe(
+        with_case_links(holding, suite),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "case": st.column_config.LinkColumn("case", display_text="its story"),
+            f"pass^{k}": st.column_config.NumberColumn(format="percent"),
+        },
+    )
 download(
     shown
     if window is None
