@@ -1,0 +1,119 @@
+"""List the report objects under a prefix in object storage: one fresh listing per call.
+
+An object is named by its key relative to the prefix (POSIX, as the store spells it:
+`[`, `?`, `*`, spaces and any Unicode kept) and identified by (ETag, size,
+LastModified): the triple a later load compares to decide, without a download, that an
+object is unchanged. Only `*.json` and `*.eval` keys are report files; "directory"
+placeholders (keys ending in `/`) are skipped.
+
+A listing that fails (a wrong or closed endpoint, no credentials, a missing bucket,
+access denied, a timeout) raises SourceError naming the URL and the reason; it never
+comes back as an empty list, which means only "an existing prefix with no reports".
+
+Must not: download, write, delete or tag an object; trust fsspec's listing cache (it is
+cleared before every listing, and each call builds its own filesystem).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from dashboard.data.sources import (
+    Location,
+    SourceError,
+    failure_reason,
+    open_filesystem,
+    where,
+)
+
+# the suffixes of report files, as the local directory scan takes them
+REPORT_SUFFIXES = (".json", ".eval")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class ObjectEntry:
+    key: str  # relative to the location's prefix, POSIX separators
+    size: int
+    etag: str  # without the quotes S3 puts around it; "" when the store gives none
+    last_modified_ns: int  # nanoseconds since the epoch, UTC
+
+    @property
+    def identity(self) -> tuple[str, int, int]:
+        """What must match for an object to count as unchanged: (etag, size, LastModified)."""
+        return (self.etag, self.size, self.last_modified_ns)
+
+
+def is_report_key(key: str) -> bool:
+    return key.endswith(REPORT_SUFFIXES) and not key.endswith("/")
+
+
+def list_objects(location: Location, *, anon: bool = False) -> list[ObjectEntry]:
+    """Every `*.json` and `*.eval` object under the location's prefix, sorted by key.
+
+    One fresh listing: a new filesystem, its cache cleared, `find` over the whole prefix
+    (s3fs pages ListObjectsV2 past its 1,000 keys a page).
+    """
+    if not location.is_remote:
+        raise ValueError(f"{location.text} is a local path, not object storage")
+    fs = open_filesystem(location, anon=anon)
+    try:
+        fs.invalidate_cache()
+        found = fs.find(location.root, detail=True, withdirs=False)
+    except Exception as exc:
+        raise SourceError(f"cannot list {where(location)}: {failure_reason(exc)}") from exc
+    base = location.root + "/"
+    entries = []
+    for name, info in found.items():
+        if not isinstance(name, str) or not name.startswith(base):
+            continue  # the prefix itself, when it names an object rather than a "folder"
+        key = name[len(base) :]
+        if not is_report_key(key) or info.get("type", "file") != "file":
+            continue
+        entries.append(entry_from_info(key, info))
+    entries.sort(key=lambda e: e.key)
+    return entries
+
+
+def entry_from_info(key: str, info: Mapping[str, Any]) -> ObjectEntry:
+    """An ObjectEntry from an fsspec info dict of s3fs, gcsfs or adlfs."""
+    size = info.get("size", info.get("Size", 0))
+    return ObjectEntry(
+        key=key,
+        size=int(size or 0),
+        etag=_etag(info),
+        last_modified_ns=_modified_ns(info),
+    )
+
+
+def _etag(info: Mapping[str, Any]) -> str:
+    for field in ("ETag", "etag", "md5Hash", "generation"):
+        value = info.get(field)
+        if value:
+            return str(value).strip('"')
+    return ""
+
+
+def _modified_ns(info: Mapping[str, Any]) -> int:
+    # s3fs: LastModified; adlfs: last_modified; gcsfs: updated (RFC 3339 text) or mtime
+    for field in ("LastModified", "last_modified", "updated", "mtime"):
+        value = info.get(field)
+        if value:
+            return datetime_ns(value)
+    return 0
+
+
+def datetime_ns(value: object) -> int:
+    """Nanoseconds since the epoch of a datetime or RFC 3339 string, in exact integers."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if isinstance(value, int | float):
+        return int(value * 1_000_000_000)
+    if not isinstance(value, datetime):
+        raise TypeError(f"not a time: {value!r}")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return ((value - _EPOCH) // timedelta(microseconds=1)) * 1000
