@@ -4,13 +4,15 @@
 -- $count_agent_errors: false (multivon-eval's rule: only passed / failed_quality cases
 --   count) or true (a model error or timeout is a failed trial: per trial where 0.18+
 --   reports record them, else the whole case as 0 of its runs; judge and evaluator errors
---   stay excluded).
+--   stay excluded; an Inspect sample's errored epochs, which n leaves out, become failed
+--   trials of it).
 -- $report_ids: the reports wanted, or NULL for all.
 SELECT
     report_id, case_idx, case_id, input, status, runs, pass_count,
     CASE
         WHEN excluded_reason IS NOT NULL THEN NULL
-        WHEN status IN ('passed', 'failed_quality') THEN n
+        WHEN status IN ('passed', 'failed_quality')
+            THEN n + CASE WHEN $count_agent_errors THEN agent_errors_left_out ELSE 0 END
         WHEN $count_agent_errors AND status IN ('model_error', 'timeout') AND other_errors = 0
             THEN greatest(runs, 1)
     END AS n,

@@ -1,12 +1,15 @@
 -- The catalog's tables. Run once per connection; every statement is idempotent.
 -- One catalog describes one reports directory; `meta` records which.
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
--- One row per *.json path seen in the reports directory, loaded or not.
+-- One row per report file (*.json, *.eval) seen in the reports directory, loaded or not.
 CREATE TABLE IF NOT EXISTS files (
     path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, digest VARCHAR,
     report_id INTEGER, racy BOOLEAN
 );
--- One row per loaded report file.
+-- One row per loaded report file: a multivon-eval report or an Inspect log (harness).
+-- log_status is the log's own status (Inspect: success, cancelled, error, started; NULL
+-- for multivon-eval reports); metadata is the log's eval.metadata (Inspect); harness_facts
+-- holds how an Inspect log was read (scorer, pass_threshold, epochs, complete, container).
 CREATE TABLE IF NOT EXISTS reports (
     report_id INTEGER PRIMARY KEY, file VARCHAR, suite VARCHAR, model VARCHAR,
     target_version VARCHAR, release VARCHAR, release_source VARCHAR, release_rank INTEGER,
@@ -14,19 +17,24 @@ CREATE TABLE IF NOT EXISTS reports (
     mtime_ns BIGINT, stored_pass_at_k JSON, stored_pass_hat_k JSON, runs_per_case INTEGER,
     -- case counts, fixed when the report is loaded (see report_overview.sql)
     cases_total INTEGER, cases_evaluated INTEGER, cases_errored INTEGER, cases_skipped INTEGER,
-    cases_excluded INTEGER, runs_min INTEGER, cases_with_trials INTEGER
+    cases_excluded INTEGER, runs_min INTEGER, cases_with_trials INTEGER,
+    harness VARCHAR, log_status VARCHAR, metadata JSON, harness_facts JSON
 );
 -- One row per case of a loaded report, in file order (case_idx from 1).
 -- status is recomputed as multivon-eval's EvalReport.from_dict does; (n, c) are the
 -- trials and passes the estimators use (NULL when the case is excluded). agent_errors,
 -- trial_passes and other_errors count trials (0.18+) that ended in a model error or
--- timeout, that passed, and that ended in a judge or evaluator error.
+-- timeout, that passed, and that ended in a judge or evaluator error. agent_errors_left_out
+-- counts the agent-error trials an evaluated case's n leaves out (an Inspect sample's
+-- errored epochs; 0 for multivon-eval, where an error latches onto the whole case): failed
+-- trials when agent errors count.
 CREATE TABLE IF NOT EXISTS cases (
     report_id INTEGER, case_idx INTEGER, case_id VARCHAR, input VARCHAR,
     status VARCHAR, stored_status VARCHAR, runs INTEGER, pass_count INTEGER,
     n INTEGER, c INTEGER, agent_errors INTEGER, trial_passes INTEGER, other_errors INTEGER, score DOUBLE, model_error VARCHAR,
     judge_error VARCHAR, evaluator_error VARCHAR, tags VARCHAR[],
     n_trials INTEGER, lottery_rank INTEGER, excluded_reason VARCHAR,
+    agent_errors_left_out INTEGER,
     PRIMARY KEY (report_id, case_idx)
 );
 -- One row per tag of a case; `key:value` tags split into dimension and value,
@@ -34,7 +42,7 @@ CREATE TABLE IF NOT EXISTS cases (
 CREATE TABLE IF NOT EXISTS case_tags (
     report_id INTEGER, case_idx INTEGER, tag VARCHAR, dim VARCHAR, value VARCHAR
 );
--- One row per recorded trial (multivon-eval 0.18+): its outcome, not its transcript, which
+-- One row per recorded trial (multivon-eval 0.18+; an Inspect sample-epoch): its outcome, not its transcript, which
 -- stays in the report file (dashboard/data/transcripts.py reads it for the case shown).
 CREATE TABLE IF NOT EXISTS trials (
     report_id INTEGER, case_idx INTEGER, trial_idx INTEGER, run_index INTEGER,

@@ -3,5 +3,5 @@
 INSERT INTO cases
 SELECT report_id, case_idx, case_id, input, status, stored_status, runs, pass_count,
        n, c, agent_errors, trial_passes, other_errors, score, model_error, judge_error, evaluator_error, tags,
-       n_trials, NULL AS lottery_rank, excluded_reason
+       n_trials, NULL AS lottery_rank, excluded_reason, 0 AS agent_errors_left_out
 FROM stage_cases

@@ -31,7 +31,8 @@ SELECT
     p.runs_per_case,
     coalesce(p.cases_total, 0), coalesce(p.cases_evaluated, 0), coalesce(p.cases_errored, 0),
     coalesce(p.cases_skipped, 0), coalesce(p.cases_excluded, 0), p.runs_min,
-    coalesce(p.cases_with_trials, 0)
+    coalesce(p.cases_with_trials, 0),
+    'multivon-eval' AS harness, NULL AS log_status, NULL AS metadata, NULL AS harness_facts
 FROM stage AS s JOIN batch_files AS b ON s.filename = b.abspath
 LEFT JOIN (
     SELECT report_id, max(runs) AS runs_per_case, bool_or(graders_have_metadata) AS graders_have_metadata,

@@ -3,5 +3,6 @@
 -- $report_ids: the reports wanted, or NULL for all.
 SELECT report_id, lottery_rank, case_idx, case_id, input, c AS passes, n AS runs
 FROM cases
-WHERE lottery_rank IS NOT NULL AND ($report_ids IS NULL OR list_contains($report_ids, report_id))
+WHERE lottery_rank IS NOT NULL
+  AND ($report_ids IS NULL OR report_id IN (SELECT unnest($report_ids)))
 ORDER BY report_id, lottery_rank

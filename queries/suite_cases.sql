@@ -7,7 +7,8 @@ SELECT
     c.runs, c.tags, c.n_trials, c.excluded_reason,
     CASE
         WHEN c.excluded_reason IS NOT NULL THEN NULL
-        WHEN c.status IN ('passed', 'failed_quality') THEN c.n
+        WHEN c.status IN ('passed', 'failed_quality')
+            THEN c.n + CASE WHEN $count_agent_errors THEN c.agent_errors_left_out ELSE 0 END
         WHEN $count_agent_errors AND c.status IN ('model_error', 'timeout') AND c.other_errors = 0
             THEN greatest(c.runs, 1)
     END AS n,

@@ -546,7 +546,11 @@ def test_data_lists_every_file_and_every_problem(own_reports: Path, at: AppTest)
     files = frame(at, 0)
     problems = frame(at, 1)
     listed = set(files["file"]) | set(problems.loc[problems["scope"] == "file", "file"])
-    on_disk = {p.relative_to(reports).as_posix() for p in reports.rglob("*.json")}
+    on_disk = {
+        p.relative_to(reports).as_posix()
+        for pattern in ("*.json", "*.eval")  # multivon-eval reports and Inspect logs
+        for p in reports.rglob(pattern)
+    }
     assert listed == on_disk
     assert "broken.json" in set(problems.loc[problems["scope"] == "file", "file"])
     assert "broken.json" not in set(files["file"])

@@ -361,6 +361,7 @@ def lottery_target(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
         r
         for r in doc["reports"]
         if r["suite"] != HOSTILE_SUITE
+        and r["harness"] == "multivon-eval"  # the Inspect sample suite: tests/test_inspect.py
         and len(r["lottery"]) >= 2
         and r["lottery"][-1].get("case_id")
         and tuple(int(x) for x in r["format"].split("-")[-1].split(".")[:2]) >= (0, 18)

@@ -38,6 +38,10 @@ REPORT_KEYS = {
     "pass_at_k",
     "pass_hat_k",
     "lottery",
+    # issue 12: which harness wrote the file, and whether an Inspect log finished
+    "harness",
+    "complete",
+    "log_status",
 }
 CASES_KEYS = {"total", "evaluated", "errored", "skipped"}
 CELL_KEYS = {"value", "ci_low", "ci_high", "unknown_reason"}
@@ -186,6 +190,11 @@ def check_report(record: dict[str, Any], extra: set[str] = frozenset()) -> None:
     for key in ("file", "suite", "release", "format"):
         assert isinstance(record[key], str), key
     assert isinstance(record["upgraded"], bool)
+    assert record["harness"] in {"multivon-eval", "inspect-ai"}
+    assert isinstance(record["complete"], bool)
+    assert record["log_status"] is None or isinstance(record["log_status"], str)
+    if record["harness"] == "multivon-eval":
+        assert (record["complete"], record["log_status"]) == (True, None)
     assert set(record["cases"]) - EXTRA_KEYS["cases"] == CASES_KEYS
     assert all(type(v) is int and v >= 0 for v in record["cases"].values())
     counts = record["cases"]

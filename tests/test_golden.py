@@ -12,6 +12,10 @@ members, whose exact pass@k - pass^k is 0, are left out of the comparison).
 Each set of reports has one oracle file, named below; a file upstream refuses
 (`from_dict_error`) fails the test unless EXPECTED_REFUSED lists it, with the reason it is
 kept and what relidash shows for it.
+
+Inspect AI logs in the same directories (tests/fixtures/inspect/, sample_reports/
+ticket_triage/) are not multivon-eval reports: this oracle leaves them out, and
+tests/test_inspect.py holds them to Inspect's own numbers (tests/expected/inspect.json).
 """
 
 from __future__ import annotations
@@ -80,6 +84,22 @@ def report_files(root: Path) -> list[str]:
             data = _load_json(Path(dirpath) / name)
             if isinstance(data, dict) and isinstance(data.get("cases"), list):
                 found.append((Path(dirpath) / name).relative_to(root).as_posix())
+    return found
+
+
+def inspect_logs(root: Path) -> set[str]:
+    """Paths (relative, POSIX) of the Inspect logs under root: `.eval` archives and JSON
+    objects with Inspect's top-level `version` and `eval`."""
+    found = set()
+    for path in root.rglob("*"):
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        if path.suffix == ".eval":
+            found.add(path.relative_to(root).as_posix())
+        elif path.suffix == ".json":
+            data = _load_json(path)
+            if isinstance(data, dict) and {"version", "eval"} <= set(data):
+                found.add(path.relative_to(root).as_posix())
     return found
 
 
@@ -248,18 +268,20 @@ def test_only_non_report_files_are_file_problems(
     documents: dict[tuple[str, str], dict[str, Any]], label: str
 ) -> None:
     """Every JSON file is a loaded report or a listed problem (a non-report, or a report
-    upstream refuses that EXPECTED_REFUSED says relidash does not load)."""
+    upstream refuses that EXPECTED_REFUSED says relidash does not load); every Inspect log
+    is loaded too (its numbers: tests/test_inspect.py)."""
     root = REPORT_DIRS[label]
     document = documents[("service", label)]
     unloaded = {rel for rel, pinned in refused_files(label).items() if "cases" not in pinned}
     reports = set(report_files(root))
+    logs = inspect_logs(root)
     loaded = {r["file"] for r in document["reports"]}
-    assert loaded == reports - unloaded
+    assert loaded == (reports - unloaded) | logs
     all_json = {
         p.relative_to(root).as_posix()
         for p in root.rglob("*.json")
         if not any(part.startswith(".") for part in p.relative_to(root).parts)
-    }
+    } - logs
     file_problems = {p["file"] for p in document["problems"] if p.get("scope", "file") == "file"}
     assert file_problems == (all_json - reports) | unloaded
     for problem in document["problems"]:

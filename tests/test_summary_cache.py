@@ -46,5 +46,5 @@ def test_stored_summary_tracks_every_change(tmp_path: Path) -> None:
     loading.refresh_catalog(con, reports)
     third, _ = both(con)
     assert {r["release"] for r in json.loads(third)["reports"]} == {
-        p.stem for p in reports.rglob("*.json")
+        p.stem for pattern in ("*.json", "*.eval") for p in reports.rglob(pattern)
     }

@@ -19,7 +19,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
     text_or_none,
 )
-from dashboard.data.queries import fetch_rows, load_query, run_query
+from dashboard.data.queries import fetch_rows, iter_row_batches, load_query, run_query
 from dashboard.data.results import store_records, stored_records_for
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
 
@@ -67,8 +67,9 @@ def report_records(
 
     Built from plain rows: at thousands of reports, DataFrame grouping costs seconds.
     """
-    # all reports in one scan; a few (after a load that changed a few files) by id
-    wanted = None if len(overview) > 64 else [row["report_id"] for row in overview]
+    # the rows' own reports only: a streamed summary asks a batch at a time, and reading
+    # every report's metrics for each batch is what made memory grow with the files
+    wanted = [row["report_id"] for row in overview]
     metrics: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
     for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
         load_query("report_metrics"), {"report_ids": wanted}
@@ -93,8 +94,12 @@ def report_records(
                 "file": row["file"],
                 "suite": row["suite"],
                 "release": row["release"],
+                "harness": row["harness"],
                 "format": row["format"],
                 "upgraded": bool(row["upgraded"]),
+                # an Inspect log that did not finish: its own status (else null)
+                "complete": bool(row["complete"]),
+                "log_status": row["log_status"],
                 "cases": {
                     "total": int(row["cases_total"]),
                     "evaluated": int(row["cases_evaluated"]),
@@ -140,20 +145,24 @@ def loaded_suites(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {str(row["suite"]) for row in fetch_rows(con, "report_overview")}
 
 
+def _wanted(row: dict[str, Any], suites: Sequence[str] | None, release: str | None) -> bool:
+    return (not suites or row["suite"] in suites) and (release is None or row["release"] == release)
+
+
 def chosen_rows(
     con: duckdb.DuckDBPyConnection,
     by: str = "file",
     suites: Sequence[str] | None = None,
     release: str | None = None,
-) -> list[dict[str, Any]]:
-    """The overview rows a summary covers: every report (by file) or the latest report of
-    each release (by release), of the chosen suites and release only."""
-    overview = [
-        row
-        for row in fetch_rows(con, "report_overview")
-        if (not suites or row["suite"] in suites) and (release is None or row["release"] == release)
-    ]
-    return latest_rows(overview) if by == "release" else overview
+) -> Iterator[list[dict[str, Any]]]:
+    """The overview rows a summary covers, a batch at a time: every report (by file) or the
+    latest report of each release with its files (by release), of the chosen suites and
+    release only."""
+    name = "release_overview" if by == "release" else "report_overview"
+    for batch in iter_row_batches(con, name, SUMMARY_BATCH):
+        chosen = [row for row in batch if _wanted(row, suites, release)]
+        if chosen:
+            yield chosen
 
 
 def summary_entries(
@@ -167,13 +176,7 @@ def summary_entries(
     Entries are joined from each report's stored entry (a load that changed one file
     rebuilds one entry, not thousands); by release each gains its rank and files.
     """
-    rows = chosen_rows(con, by, suites, release)
-    files: dict[tuple[str, str], list[str]] = {}
-    if by == "release":
-        for row in fetch_rows(con, "report_overview"):
-            files.setdefault((row["suite"], row["release"]), []).append(row["file"])
-    for start in range(0, len(rows), SUMMARY_BATCH):
-        batch = rows[start : start + SUMMARY_BATCH]
+    for batch in chosen_rows(con, by, suites, release):
         entries = stored_records_for(con, [row["report_id"] for row in batch])
         missing = [row for row in batch if row["report_id"] not in entries]
         fresh = [
@@ -187,7 +190,7 @@ def summary_entries(
             if by == "release":
                 record = json.loads(text)
                 record["release_rank"] = int(row["release_rank"])
-                record["files"] = files[(row["suite"], row["release"])]
+                record["files"] = list(row["files"])
                 text = json.dumps(record, ensure_ascii=False)
             yield text
 
@@ -203,10 +206,8 @@ def summary_problems(
     problems = _problem_entries(con)
     if not suites and release is None:
         return problems
-    overview = fetch_rows(con, "report_overview")
-    chosen = {row["file"] for row in chosen_rows(con, "file", suites, release)}
-    loaded = {row["file"] for row in overview}
-    return [p for p in problems if p["file"] in chosen or p["file"] not in loaded]
+    files = {row["file"]: _wanted(row, suites, release) for row in fetch_rows(con, "report_files")}
+    return [p for p in problems if files.get(p["file"], True)]
 
 
 def summary_stream(

@@ -16,7 +16,7 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once. Every
 # open replays the log (about 0.1 s per MiB) and a checkpoint costs about 0.2 s, whatever

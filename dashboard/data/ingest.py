@@ -1,8 +1,9 @@
 """Bring a catalog up to date with a reports directory.
 
-Only new and changed files are parsed (by DuckDB's JSON reader, in batches); deleted
-files are dropped. A file that cannot be used becomes one row in `problems` and never
-stops the load. Report files are only ever read.
+Only new and changed files are parsed (multivon-eval reports by DuckDB's JSON reader, in
+batches; Inspect logs in Python, dashboard/data/ingest_inspect.py); deleted files are
+dropped. A file that cannot be used becomes one row in `problems` and never stops the
+load. Report files are only ever read.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.formats import INSPECT, harness_of
+from dashboard.data.formats.inspect import CONFIG_NAME, InspectSettings, read_inspect_settings
+from dashboard.data.ingest_inspect import insert_inspect_rows, read_inspect_logs
 from dashboard.data.queries import execute
 from dashboard.data.releases import assign_releases, release_config_digest
 from dashboard.data.scan import (
@@ -116,12 +120,29 @@ def _ingest(
         for row in con.execute("SELECT path, size, mtime_ns, digest, racy FROM files").fetchall()
     }
     present = {e.path for e in entries}
+    settings = read_inspect_settings(root)
+    settings_changed = _meta(con, "inspect_settings") != settings.fingerprint()
+    # Inspect logs map to rows by relidash.toml's [inspect] table: read again when it moved
+    # (with the files nothing loaded from, whose reason may have been the table's)
+    forced = (
+        set()
+        if not settings_changed
+        else {
+            path
+            for (path,) in con.execute(
+                "SELECT f.path FROM files f LEFT JOIN reports r USING (report_id) "
+                "WHERE f.report_id IS NULL OR r.harness = $h",
+                {"h": INSPECT},
+            ).fetchall()
+        }
+    )
     candidates = [
         e
         for e in entries
         if (previous := known.get(e.path)) is None
         or previous[:2] != (e.size, e.mtime_ns)
         or previous[3]  # racy: it may have changed within the same mtime
+        or e.path in forced
     ]
     removed = [p for p in known if p not in present]
     suites_before = dict(con.execute("SELECT report_id, suite FROM reports").fetchall())
@@ -145,7 +166,12 @@ def _ingest(
         for entry, facts in zip(candidates, facts_of, strict=True):
             counts["looked"] += 1
             previous = known.get(entry.path)
-            if previous and facts.digest and previous[2] == facts.digest:
+            if (
+                previous
+                and facts.digest
+                and previous[2] == facts.digest
+                and entry.path not in forced
+            ):
                 counts["touched"] += 1
                 con.execute(
                     "UPDATE files SET size = $s, mtime_ns = $m, racy = $r WHERE path = $p",
@@ -173,7 +199,12 @@ def _ingest(
         for batch in _batches(changed_files(facts_ahead)):
             _forget_files(con, [e.path for e, _ in batch if e.path in known])
             parseable: list[tuple[FileEntry, str, int]] = []
+            logs: list[tuple[FileEntry, str, int]] = []
             for entry, facts in batch:
+                if harness_of(entry.path, facts.leading) == INSPECT:
+                    logs.append((entry, facts.digest, next_id))
+                    next_id += 1
+                    continue
                 reason = precheck_file(entry, max_bytes)
                 if not reason and (facts.maybe_constants or facts.maybe_deep):
                     reason = strict_json_problem(entry.abspath)
@@ -189,8 +220,10 @@ def _ingest(
                 _parse_batch(con, large, max_bytes, strict=True)
             if small:
                 _parse_batch(con, small, max_bytes)
-            if on_batch and parseable:
-                on_batch([report_id for _, _, report_id in parseable])
+            if logs:
+                _load_inspect_batch(con, logs, settings, max_bytes)
+            if on_batch and (parseable or logs):
+                on_batch([report_id for _, _, report_id in parseable + logs])
             counts["parsed"] += len(batch)
             if progress:
                 progress(counts["looked"], total)
@@ -219,6 +252,13 @@ def _ingest(
             "JOIN labels_before b USING (report_id) WHERE r.release IS DISTINCT FROM b.release)"
         )
         con.execute("INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config})
+    # assign_releases (run when anything was parsed) clears relidash.toml's problems
+    if settings_changed or to_parse or gone or config_changed:
+        _record_settings_problem(con, settings)
+        con.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('inspect_settings', $s)",
+            {"s": settings.fingerprint()},
+        )
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
     changed = bool(to_parse or gone or walk_changed or config_changed or touched)
     con.execute(
@@ -385,6 +425,35 @@ def _parse_batch(
         middle = len(batch) // 2
         _parse_batch(con, batch[:middle], max_bytes)
         _parse_batch(con, batch[middle:], max_bytes)
+
+
+def _load_inspect_batch(
+    con: duckdb.DuckDBPyConnection,
+    items: list[tuple[FileEntry, str, int]],
+    settings: InspectSettings,
+    max_bytes: int,
+) -> None:
+    """Parse a batch of Inspect logs (before the transaction) and store them in one."""
+    batch = read_inspect_logs(items, settings, max_bytes)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        insert_inspect_rows(con, batch)
+        _record_files(con, batch.files)
+        _record_problems(con, batch.problems)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _record_settings_problem(con: duckdb.DuckDBPyConnection, settings: InspectSettings) -> None:
+    """An unusable [inspect] table is a problem of relidash.toml, found afresh each load."""
+    con.execute(
+        "DELETE FROM problems WHERE file = $f AND starts_with(reason, '[inspect]')",
+        {"f": CONFIG_NAME},
+    )
+    if settings.problem:
+        _record_problems(con, [(CONFIG_NAME, "report", settings.problem)])
 
 
 def reader_buffer_bytes(largest: int, limit: int) -> int:

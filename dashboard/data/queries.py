@@ -6,6 +6,7 @@ returns a DataFrame. It never formats a value into SQL text.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,3 +47,14 @@ def fetch_rows(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list
     cursor = con.execute(load_query(name), params or None)
     columns = [d[0] for d in cursor.description or []]
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def iter_row_batches(
+    con: duckdb.DuckDBPyConnection, name: str, size: int, **params: Any
+) -> Iterator[list[dict[str, Any]]]:
+    """fetch_rows a batch of `size` rows at a time: memory holds one batch, not the result."""
+    cursor = con.cursor()  # its own cursor: the caller may run queries between batches
+    cursor.execute(load_query(name), params or None)
+    columns = [d[0] for d in cursor.description or []]
+    while rows := cursor.fetchmany(size):
+        yield [dict(zip(columns, row, strict=True)) for row in rows]

@@ -1,14 +1,18 @@
 """Which release each report belongs to, and the order of releases within a suite.
 
-Release identity: the declared target version (multivon-eval 0.19+ `declare_target`)
-when present, else the `model` field, else the file stem. Order within a suite: by the
-reports' own time (earliest trial `recorded_at`) when every report of the suite has one,
-else a version-aware natural sort of the label (v1.10.0 after v1.9.0). An optional
+Release identity: the declared target version (multivon-eval 0.19+ `declare_target`;
+an Inspect log's `eval.metadata.release`) when present, else the `model` field, else the
+file stem. Order within a suite: by the reports' own time (earliest trial `recorded_at`;
+an Inspect log's `eval.created`) when every report of the suite has one, else a
+version-aware natural sort of the label (v1.10.0 after v1.9.0). An optional
 `relidash.toml` in the reports directory pins the key and the order:
 
     [releases]
-    key = "model"                               # auto | target_version | model | file_stem | directory
+    key = "model"                               # auto | target_version | model | file_stem | directory | metadata:NAME
     order = ["v1.8.0", "v1.9.0", "v1.10.0"]     # listed releases first, in this order
+
+`metadata:NAME` is the value of NAME in an Inspect log's `eval.metadata` (a report
+without it falls back to its file stem).
 
 Reading the file is the only access to the reports directory here; nothing is written.
 """
@@ -16,6 +20,7 @@ Reading the file is the only access to the reports directory here; nothing is wr
 from __future__ import annotations
 
 import hashlib
+import json
 import posixpath
 import re
 import tomllib
@@ -29,6 +34,7 @@ import duckdb
 
 CONFIG_NAME = "relidash.toml"
 RELEASE_KEYS = ("auto", "target_version", "model", "file_stem", "directory")
+METADATA_KEY = "metadata:"
 
 
 @dataclass(frozen=True)
@@ -50,10 +56,11 @@ def read_release_config(root: Path) -> ReleaseConfig:
     table = data.get("releases", {})
     key = table.get("key", "auto") if isinstance(table, dict) else "auto"
     order = table.get("order", []) if isinstance(table, dict) else []
-    if key not in RELEASE_KEYS or not isinstance(order, list):
+    metadata_key = isinstance(key, str) and key.startswith(METADATA_KEY) and key[9:].strip()
+    if (key not in RELEASE_KEYS and not metadata_key) or not isinstance(order, list):
         return ReleaseConfig(
-            problem=f"[releases] key must be one of {', '.join(RELEASE_KEYS)} and order a list "
-            "of release names; using the default release rules"
+            problem=f"[releases] key must be one of {', '.join(RELEASE_KEYS)} or metadata:NAME "
+            "and order a list of release names; using the default release rules"
         )
     return ReleaseConfig(key=key, order=tuple(str(o) for o in order))
 
@@ -87,13 +94,35 @@ def release_label(row: dict[str, Any], key: str) -> tuple[str, str]:
         "file_stem": stem,
         "directory": directory if directory != "." else stem,
     }
+    if key.startswith(METADATA_KEY):
+        value = _metadata_value(row.get("metadata"), key[len(METADATA_KEY) :].strip())
+        return (value, key) if value else (stem, "file_stem")
     if key != "auto":
         value = choices[key]
         return (str(value), key) if value else (stem, "file_stem")
     for source in ("target_version", "model"):
         if isinstance(choices[source], str) and choices[source].strip():
-            return choices[source], source
+            # an Inspect log's declared release is its eval.metadata.release
+            named = (
+                "metadata:release"
+                if source == "target_version" and row.get("harness") == "inspect-ai"
+                else source
+            )
+            return choices[source], named
     return stem, "file_stem"
+
+
+def _metadata_value(metadata: Any, name: str) -> str | None:
+    """A scalar value of a report's metadata (JSON text) as a release label."""
+    if not isinstance(metadata, str):
+        return None
+    try:
+        value = json.loads(metadata).get(name)
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return str(value).strip() or None
 
 
 def order_releases(
@@ -127,7 +156,8 @@ def assign_releases(
         )
     cursor = con.execute(
         "SELECT report_id, file, suite, model, target_version, recorded_at, release, "
-        "release_source, release_rank FROM reports "
+        "release_source, release_rank, CAST(metadata AS VARCHAR) AS metadata, harness "
+        "FROM reports "
         "WHERE $suites IS NULL OR list_contains($suites, suite)",
         {"suites": suites},
     )

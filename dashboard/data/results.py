@@ -1,6 +1,7 @@
 """Write computed results (metrics, lottery ranks, report warnings) back into the catalog.
 
-The numbers come from dashboard/stats via dashboard/service.py; this module only stores them.
+The numbers come from dashboard/stats via dashboard/analysis/loading.py; this module only
+stores them (an Inspect report's UNKNOWN reasons are put in its own words on the way in).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import duckdb
+
+from dashboard.data.ingest_inspect import rewrite_unknown_reasons
 
 METRIC_COLUMNS = (
     "report_id",
@@ -44,6 +47,7 @@ def store_report_results(
                 "CAST(unnest($c7) AS INTEGER), CAST(unnest($c8) AS INTEGER), unnest($c9)",
                 {f"c{i}": list(column) for i, column in enumerate(columns)},
             )
+            rewrite_unknown_reasons(con, sorted({int(row[0]) for row in metrics}))
         if lottery:
             rids, idxs, ranks = (list(c) for c in zip(*lottery, strict=True))
             con.execute(

@@ -1,5 +1,9 @@
 """Find report files under a directory and decide cheaply which ones are worth parsing.
 
+Report files are `*.json` (multivon-eval reports, Inspect JSON logs) and `*.eval`
+(Inspect's zip logs); which harness wrote one is decided by its content
+(dashboard/data/formats/).
+
 Reads only: files are opened read-only, nothing in the reports directory is created,
 changed or deleted. Paths come from the file system walk, never from report content.
 """
@@ -40,8 +44,11 @@ class FileProblem:
     reason: str
 
 
+REPORT_SUFFIXES = (".json", ".eval")
+
+
 def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
-    """Every `*.json` under root (recursively, not following directory symlinks).
+    """Every `*.json` and `*.eval` under root (recursively, not following directory symlinks).
 
     Plain strings and os calls, not Path objects: a warm start walks thousands of files.
     """
@@ -54,17 +61,17 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
         relative_dir = os.path.relpath(dirpath, top)
         prefix = "" if relative_dir == "." else relative_dir.replace(os.sep, "/") + "/"
         for name in dirnames:
-            if name.endswith(".json"):
+            if name.endswith(REPORT_SUFFIXES):
                 problems.append(FileProblem(prefix + name, "is a directory, not a report file"))
         for name in sorted(filenames):
-            if not name.endswith(".json") or name.startswith("."):
+            if not name.endswith(REPORT_SUFFIXES) or name.startswith("."):
                 continue
             full = os.path.join(dirpath, name)
             rel = prefix + name
             try:
                 st = os.stat(full)
             except OSError as exc:
-                problems.append(FileProblem(rel, _os_reason(exc)))
+                problems.append(FileProblem(rel, os_reason(exc)))
                 continue
             if stat.S_ISDIR(st.st_mode):
                 problems.append(FileProblem(rel, "is a link to a directory, not a report file"))
@@ -90,7 +97,7 @@ def precheck_file(entry: FileEntry, max_bytes: int) -> str | None:
         with open(entry.abspath, "rb") as handle:
             head = handle.read(HEAD_BYTES)
     except OSError as exc:
-        return _os_reason(exc)
+        return os_reason(exc)
     if b"\x00" in head:
         return "is a binary file, not JSON text"
     try:
@@ -114,12 +121,15 @@ class FileFacts:
     # Cheap signs that need an exact check before DuckDB (which accepts both) reads it:
     maybe_constants: bool | None  # the bytes NaN / Infinity occur; None: not looked for
     maybe_deep: bool  # brackets nest deeper than DEEP_NESTING
+    leading: bytes = b""  # the first LEADING_BYTES, for telling harnesses apart
 
 
 # Nesting deeper than this is a sign worth an exact check (multivon-eval writes < 20).
 DEEP_NESTING = 200
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
 _CONSTANTS = (b"NaN", b"Infinity")
+LEADING_BYTES = 256
+_ZIP = b"PK"
 
 
 def file_facts(abspath: str, *, constants: bool = True) -> FileFacts:
@@ -128,15 +138,22 @@ def file_facts(abspath: str, *, constants: bool = True) -> FileFacts:
     Nesting is estimated from the brackets alone (those inside strings count too, which
     can only raise a false alarm that the exact check then clears); `bytes.translate`
     keeps the pass at memory speed. Without `constants`, NaN / Infinity are left to the
-    caller (the strict parse looks for them at a tenth of the cost).
+    caller (the strict parse looks for them at a tenth of the cost). A zip archive (an
+    Inspect `.eval` log) is only digested: its bytes are not JSON.
     """
     digest = hashlib.sha256()  # SHA-NI: about 2.5x the speed of blake2b here
     found = False
     depth = deepest = 0
-    tail = b""
+    tail = leading = b""
     with open(abspath, "rb") as handle:
         while chunk := handle.read(DIGEST_CHUNK):
             digest.update(chunk)
+            if not leading:
+                leading = chunk[:LEADING_BYTES]
+                if leading.startswith(_ZIP):
+                    while chunk := handle.read(DIGEST_CHUNK):
+                        digest.update(chunk)
+                    return FileFacts(digest.hexdigest(), False, False, leading)
             if constants and not found:
                 found = _has_constant(tail + chunk[:8], chunk)  # also one split by the seam
             tail = chunk[-8:]
@@ -146,7 +163,9 @@ def file_facts(abspath: str, *, constants: bool = True) -> FileFacts:
                 running = depth + np.cumsum((brackets & 2) - 1, dtype=np.int64)
                 deepest = max(deepest, int(running.max()))
                 depth = int(running[-1])
-    return FileFacts(digest.hexdigest(), found if constants else None, deepest > DEEP_NESTING)
+    return FileFacts(
+        digest.hexdigest(), found if constants else None, deepest > DEEP_NESTING, leading
+    )
 
 
 def has_constant_literal(abspath: str) -> bool:
@@ -199,11 +218,11 @@ def strict_json_problem(abspath: str) -> str | None:
             return f"{text} (multivon-eval refuses non-finite numbers)"
         return None  # other syntax errors are left to DuckDB's reader, which names them
     except OSError as exc:
-        return _os_reason(exc)
+        return os_reason(exc)
     return None
 
 
-def _os_reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     if exc.errno is not None and exc.errno == 40:
         return "is a symbolic link loop"
     if isinstance(exc, FileNotFoundError):

@@ -3,17 +3,23 @@
 The catalog keeps what pages need to list and rank cases; transcripts, outputs, graders'
 reasons and evidence (most of a report's bytes) stay in the file and are parsed on
 demand. The path comes from the catalog's own record of the directory walk, never from
-report content.
+report content. An Inspect log's case is one sample: its epochs' transcripts are read
+from the log (dashboard/data/formats/inspect_transcript.py) into the same columns a
+multivon-eval report's trials give, `output` being the rendered transcript.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from dashboard.data.formats import INSPECT
+from dashboard.data.formats.inspect import LogProblem, sample_id_of
+from dashboard.data.formats.inspect_transcript import evaluators, read_sample_epochs, transcript
 from dashboard.data.ingest import reader_buffer_bytes
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
@@ -28,8 +34,18 @@ class TranscriptUnavailable(Exception):
     """The report file cannot give this case's trials any more (moved, changed, deleted)."""
 
 
+# case_trials.sql's columns, which an Inspect case's trials give too
+TRIAL_COLUMNS = (
+    "trial_idx", "run_index", "attempt", "status", "recorded_at", "output", "model_error",
+    "judge_error", "evaluator_error", "latency_ms", "evaluators",
+)  # fmt: skip
+NO_TRANSCRIPT = "(this epoch's transcript is not in the log)"
+
+
 def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
-    """The case's recorded trials (0.18+), in run order."""
+    """The case's recorded trials (0.18+; an Inspect sample's epochs), in run order."""
+    if _harness(con, report_id) == INSPECT:
+        return _inspect_trials(con, report_id, case_idx)
     frame: pd.DataFrame = _read_case(
         con, report_id, case_idx, "case_trials", TRIALS_ONLY_COLUMNS, run_query
     )
@@ -38,8 +54,46 @@ def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: i
 
 def read_case_text(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> dict[str, Any]:
     """The case's stored output (the last run's) and its graders' verdicts as JSON text."""
+    if _harness(con, report_id) == INSPECT:
+        trials = _inspect_trials(con, report_id, case_idx)
+        if trials.empty:
+            return {"output": None, "evaluators": None}
+        last = trials.iloc[-1]
+        return {"output": last["output"], "evaluators": last["evaluators"]}
     rows = _read_case(con, report_id, case_idx, "case_text", CASE_TEXT_COLUMNS, fetch_rows)
     return rows[0] if rows else {"output": None, "evaluators": None}
+
+
+def _harness(con: duckdb.DuckDBPyConnection, report_id: int) -> str | None:
+    rows = con.execute(
+        "SELECT harness FROM reports WHERE report_id = $r", {"r": report_id}
+    ).fetchall()
+    return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
+def _inspect_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
+    """An Inspect sample's epochs: outcomes from the catalog, transcripts from the log."""
+    import pandas as pd
+
+    rows = fetch_rows(con, "inspect_case_trials", report_id=report_id, case_idx=case_idx)
+    if not rows:
+        return pd.DataFrame(columns=list(TRIAL_COLUMNS))
+    path, relative, size = _report_file(con, report_id)
+    first = rows[0]
+    scorer, threshold = str(first["scorer"]), float(first["pass_threshold"])
+    try:
+        epochs = read_sample_epochs(
+            str(path), size, sample_id_of(str(first["case_id"])), READ_LIMIT_BYTES
+        )
+    except (LogProblem, OSError) as exc:
+        raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
+    for row in rows:
+        sample = epochs.get(int(row["run_index"]))
+        row["output"] = transcript(sample, scorer, threshold) if sample else NO_TRANSCRIPT
+        row["evaluators"] = json.dumps(
+            evaluators(sample, scorer, threshold) if sample else [], ensure_ascii=False, default=str
+        )
+    return pd.DataFrame([{name: row[name] for name in TRIAL_COLUMNS} for row in rows])
 
 
 def _read_case(

@@ -1,0 +1,65 @@
+"""Memory stays flat in the number of report files (issue 14): a cold `relidash summary
+--json` of 8,000 small reports peaks within a fixed bound of the peak for 2,000.
+
+Before batches streamed through (every report's metrics held until the end of the load,
+and each summary batch reading every report's metrics), the peak grew by about 21 KB a
+file: 126 MB more for the 6,000 more files here, far past the bound.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dashboard.simulate import simulate_reports
+
+ROOT = Path(__file__).resolve().parents[1]
+GROWTH_BOUND_MB = 60.0
+
+PROBE = r"""
+import contextlib, io, resource, sys
+from dashboard.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(["summary", sys.argv[1], "--json", "--catalog", sys.argv[2]])
+assert code == 0
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(out.getvalue()))
+"""
+
+
+def peak_mb(reports: Path, catalog: Path) -> tuple[float, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(reports), str(catalog)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    peak, size = done.stdout.split()
+    return float(peak), int(size)
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    out = {}
+    for files, suites in ((2000, 10), (8000, 40)):
+        root = tmp_path_factory.mktemp(f"reports{files}")
+        simulate_reports(root, suites=suites, releases=200, cases=6, runs=3, fmt="0.15")
+        out[files] = root
+    return out
+
+
+def test_peak_memory_does_not_grow_with_the_file_count(
+    corpora: dict[int, Path], tmp_path: Path
+) -> None:
+    small, small_doc = peak_mb(corpora[2000], tmp_path / "small.duckdb")
+    large, large_doc = peak_mb(corpora[8000], tmp_path / "large.duckdb")
+    assert large_doc > 3 * small_doc  # the larger document really was written
+    assert large - small < GROWTH_BOUND_MB, (
+        f"peak RSS {small:.0f} MB for 2,000 reports, {large:.0f} MB for 8,000"
+    )
