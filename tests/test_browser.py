@@ -9,19 +9,14 @@ browser must not pass silently.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
+from servers import free_port, healthy, stop_group
 
 pytestmark = pytest.mark.browser
 
@@ -168,20 +164,6 @@ def summary_doc(workspace: Workspace) -> dict[str, Any]:
     return doc
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except (OSError, urllib.error.URLError):
-        return False
-
-
 @pytest.fixture(scope="module")
 def server(workspace: Workspace, summary_doc: dict[str, Any]) -> Iterator[str]:
     port = free_port()
@@ -221,45 +203,6 @@ def server(workspace: Workspace, summary_doc: dict[str, Any]) -> Iterator[str]:
         yield url
     finally:
         stop_group(proc)
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether a process of the group still runs (zombies awaiting their reaper do not)."""
-    proc_dir = Path("/proc")
-    if not proc_dir.is_dir():
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    for stat in proc_dir.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-def stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the server's process group, then SIGKILL whatever is left after 15 s."""
-    for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            proc.poll()
-            if not group_alive(proc.pid):
-                break
-            time.sleep(0.2)
-        else:
-            continue
-        break
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=5)
 
 
 # ---- the browser --------------------------------------------------------------------------

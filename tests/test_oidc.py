@@ -13,12 +13,9 @@ configured (the command is run up to the point where it would become the server)
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -32,6 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from servers import STOP_BEFORE_EXEC, free_port, healthy, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_reports"
@@ -75,12 +73,6 @@ def unavailable(reason: str) -> None:
 def relidash_command() -> list[str]:
     script = Path(sys.executable).with_name("relidash")
     return [str(script)] if script.exists() else [sys.executable, "-m", "dashboard.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def secrets_toml(app_url: str, issuer: str, cookie_secret: str) -> str:
@@ -157,14 +149,6 @@ def report_text(reports: Path) -> list[str]:
     return ["support-agent", "code-agent", latest.name, max(inputs, key=len)[:60]]
 
 
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except (OSError, urllib.error.URLError):
-        return False
-
-
 @pytest.fixture(scope="module")
 def deployment(issuer: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     base = tmp_path_factory.mktemp("oidc")
@@ -218,38 +202,6 @@ def deployment(issuer: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield Deployment(url, issuer, reports, reviews, report_text(reports))
     finally:
         stop_group(proc)
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether a process of the group still runs (zombies awaiting their reaper do not)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-def stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the server's process group, then SIGKILL whatever is left after 15 s."""
-    for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            proc.poll()
-            if not group_alive(proc.pid):
-                break
-            time.sleep(0.2)
-        else:
-            continue
-        break
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=5)
 
 
 # ---- the browser --------------------------------------------------------------------------
@@ -535,15 +487,6 @@ def test_a_sign_off_carries_the_providers_verified_identity(
 
 # `relidash serve` up to the moment it would become the Streamlit server: os.execve prints
 # the command instead, so nothing listens anywhere.
-STOP_BEFORE_EXEC = (
-    "import json, os, sys\n"
-    "def execve(path, argv, env):\n"
-    "    print(json.dumps(argv))\n"
-    "    sys.exit(0)\n"
-    "os.execve = execve\n"
-    "from dashboard.cli.main import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
 WARNING = "anyone who can reach this port can read every report"
 
 

@@ -11,18 +11,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from servers import STOP_BEFORE_EXEC
 
-# serve up to the moment it would become the Streamlit server: os.execve prints instead
-STOP_BEFORE_EXEC = (
-    "import json, os, sys\n"
-    "def execve(path, argv, env):\n"
-    "    print(json.dumps(argv))\n"
-    "    sys.exit(0)\n"
-    "os.execve = execve\n"
-    "from dashboard.cli.main import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_serve_from_another_directory_carries_the_project_settings(tmp_path: Path) -> None:

@@ -1,0 +1,81 @@
+"""Servers the tests start and stop: a free port on 127.0.0.1, a health check, and a
+process group stopped whole (`relidash serve` runs Streamlit as a child that outlives a
+plain SIGTERM of its parent); and `relidash serve` stopped just before it would become
+the server, to read the command it would run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+# serve up to the moment it would become the Streamlit server: os.execve prints the
+# command instead, so nothing listens anywhere
+STOP_BEFORE_EXEC = (
+    "import json, os, sys\n"
+    "def execve(path, argv, env):\n"
+    "    print(json.dumps(argv))\n"
+    "    sys.exit(0)\n"
+    "os.execve = execve\n"
+    "from dashboard.cli.main import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (zombies awaiting their reaper do not)."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for stat in proc_dir.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the server's process group, then SIGKILL whatever is left after 15 s."""
+    for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            proc.poll()
+            if not group_alive(proc.pid):
+                break
+            time.sleep(0.2)
+        else:
+            continue
+        break
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
