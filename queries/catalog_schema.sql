@@ -2,9 +2,11 @@
 -- One catalog describes one reports directory; `meta` records which.
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 -- One row per report file (*.json, *.eval) seen in the reports directory, loaded or not.
+-- For object storage: path is the key under the prefix, mtime_ns its LastModified and
+-- etag its ETag ('' for a local file), all as listed.
 CREATE TABLE IF NOT EXISTS files (
     path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, digest VARCHAR,
-    report_id INTEGER, racy BOOLEAN
+    report_id INTEGER, racy BOOLEAN, etag VARCHAR
 );
 -- One row per loaded report file: a multivon-eval report or an Inspect log (harness).
 -- log_status is the log's own status (Inspect: success, cancelled, error, started; NULL

@@ -1,9 +1,9 @@
 """The object-storage source against a real S3 HTTP API: moto's server on 127.0.0.1.
 
-relidash talks to the server through a counting proxy (also on 127.0.0.1) that records
-every request before answering it, so "a second sync downloads nothing" and "relidash
-only reads" are counted on the wire, not taken from relidash's own statistics. The test
-itself uploads, changes and deletes objects straight at moto, past the proxy.
+relidash talks to the server through a counting proxy (also on 127.0.0.1, tests/s3_server.py)
+that records every request before answering it, so "a second sync downloads nothing" and
+"relidash only reads" are counted on the wire, not taken from relidash's own statistics.
+The test itself uploads, changes and deletes objects straight at moto, past the proxy.
 
 Without moto's server, s3fs or boto3 these tests skip on a workstation and fail under
 CI, where a missing package must not pass silently.
@@ -12,29 +12,15 @@ CI, where a missing package must not pass silently.
 from __future__ import annotations
 
 import hashlib
-import http.client
-import importlib.util
-import os
-import socket
-import subprocess
 import sys
-import threading
-import time
-import urllib.request
-import uuid
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote
 
 import pytest
+from s3_server import PREFIX, Store, closed_port_url, sample_files
 
 from dashboard.data import sources
-from dashboard.data.sources import Location, SourceError, parse_location, s3_endpoint
+from dashboard.data.sources import SourceError, parse_location, s3_endpoint
 from dashboard.data.sources.mirror import (
     MANIFEST,
     Mirror,
@@ -44,10 +30,6 @@ from dashboard.data.sources.mirror import (
 )
 from dashboard.data.sources.objects import ObjectEntry, datetime_ns, list_objects
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "sample_reports"
-PREFIX = "reports"
-START_TIMEOUT = 60.0
 ODD_KEYS = [
     "[x].json",
     "a?b.json",
@@ -58,278 +40,6 @@ ODD_KEYS = [
     "plus+sign.json",
 ]
 REFUSED_KEYS = ["a/../b.json", "./c.json", "d//e.json", "v?versionId=1.json"]
-
-
-def unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(
-            f"{reason}; CI must run the object-storage tests (pip install 'moto[server]' s3fs)"
-        )
-    pytest.skip(reason)
-
-
-def require_packages() -> None:
-    for module, package in (
-        ("moto", "moto[server]"),
-        ("flask", "moto[server]"),
-        ("boto3", "boto3"),
-        ("s3fs", "s3fs"),
-    ):
-        if importlib.util.find_spec(module) is None:
-            unavailable(f"{package} is not installed")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-# ---- moto's server and the counting proxy in front of it ---------------------------------
-
-
-@pytest.fixture(scope="module")
-def moto_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_packages()
-    port = free_port()
-    log = tmp_path_factory.mktemp("moto") / "server.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"moto's server exited: {log.read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(url + "/moto-api/", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"moto's server did not answer in {START_TIMEOUT:.0f} s")
-                time.sleep(0.1)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
-HOP_BY_HOP = {
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "te",
-    "trailer",
-    "upgrade",
-    "content-length",
-    "server",
-    "date",
-}
-ACCESS_DENIED = (
-    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
-    b"<Message>Access Denied</Message></Error>"
-)
-
-
-@dataclass
-class Proxy:
-    """Forwards to moto; records (method, unquoted path, query) before answering."""
-
-    upstream_port: int
-    url: str = ""
-    requests: list[tuple[str, str, str]] = field(default_factory=list)
-    authorized: list[bool] = field(default_factory=list)
-    deny: bool = False
-    deny_paths: set[str] = field(default_factory=set)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def forward(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                path, _, query = self.path.partition("?")
-                with proxy.lock:
-                    proxy.requests.append((self.command, unquote(path), query))
-                    proxy.authorized.append("Authorization" in self.headers)
-                if proxy.deny or unquote(path) in proxy.deny_paths:
-                    self.send_response(403)
-                    self.send_header("Content-Type", "application/xml")
-                    self.send_header("Content-Length", str(len(ACCESS_DENIED)))
-                    self.end_headers()
-                    if self.command != "HEAD":
-                        self.wfile.write(ACCESS_DENIED)
-                    return
-                upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=30)
-                try:
-                    headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-                    upstream.request(self.command, self.path, body=body, headers=headers)
-                    response = upstream.getresponse()
-                    data = response.read()
-                    self.send_response(response.status, response.reason)
-                    for name, value in response.getheaders():
-                        if name.lower() not in HOP_BY_HOP:
-                            self.send_header(name, value)
-                    if self.command == "HEAD":
-                        self.send_header(
-                            "Content-Length", response.getheader("Content-Length", "0")
-                        )
-                    else:
-                        self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    if self.command != "HEAD":
-                        self.wfile.write(data)
-                finally:
-                    upstream.close()
-
-            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = forward
-
-        return Handler
-
-    def reset(self) -> None:
-        with self.lock:
-            self.requests.clear()
-            self.authorized.clear()
-            self.deny = False
-            self.deny_paths = set()
-
-    def seen(self) -> list[tuple[str, str, str]]:
-        with self.lock:
-            return list(self.requests)
-
-    def signed(self) -> list[bool]:
-        with self.lock:
-            return list(self.authorized)
-
-    def object_gets(self, bucket: str) -> list[str]:
-        """Keys (relative to the prefix) fetched with GET since the last reset."""
-        base = f"/{bucket}/{PREFIX}/"
-        return sorted(
-            path[len(base) :]
-            for method, path, query in self.seen()
-            if method == "GET" and path.startswith(base) and "list-type" not in query
-        )
-
-    def listings(self, bucket: str) -> int:
-        return sum(
-            1
-            for method, path, query in self.seen()
-            if method == "GET" and path == f"/{bucket}" and "list-type=2" in query
-        )
-
-
-@pytest.fixture(scope="module")
-def proxy(moto_url: str) -> Iterator[Proxy]:
-    counting = Proxy(upstream_port=int(moto_url.rsplit(":", 1)[1]))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), counting.handler())
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="s3-proxy", daemon=True)
-    thread.start()
-    counting.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield counting
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-# ---- one bucket per test -----------------------------------------------------------------
-
-
-@dataclass
-class Store:
-    client: Any  # boto3's S3 client, straight at moto
-    bucket: str
-    proxy: Proxy
-    location: Location
-
-    def put(self, key: str, body: bytes) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=f"{PREFIX}/{key}", Body=body)
-
-    def put_many(self, items: dict[str, bytes]) -> None:
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(lambda kv: self.put(*kv), items.items()))
-
-    def delete(self, key: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=f"{PREFIX}/{key}")
-
-    def objects(self) -> dict[str, dict[str, Any]]:
-        """Every object of the bucket (full key -> ETag, Size, LastModified), from moto."""
-        out: dict[str, dict[str, Any]] = {}
-        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
-            for item in page.get("Contents", []):
-                out[item["Key"]] = item
-        return out
-
-    def etags(self) -> dict[str, str]:
-        return {key: item["ETag"] for key, item in self.objects().items()}
-
-
-def sample_files() -> dict[str, bytes]:
-    files = {
-        path.relative_to(SAMPLE).as_posix(): path.read_bytes()
-        for path in sorted(SAMPLE.rglob("*"))
-        if path.suffix in (".json", ".eval") and path.is_file()
-    }
-    assert len(files) >= 10
-    return files
-
-
-@pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, proxy: Proxy) -> None:
-    """Dummy credentials, no profile, no instance metadata, the proxy as the endpoint."""
-    for name in (
-        "AWS_PROFILE",
-        "AWS_SESSION_TOKEN",
-        "AWS_ENDPOINT_URL_S3",
-        "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # never ask 169.254.169.254
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-
-
-@pytest.fixture
-def store(moto_url: str, proxy: Proxy, aws_env: None) -> Store:
-    import boto3
-
-    client = boto3.client(
-        "s3",
-        endpoint_url=moto_url,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-    bucket = f"relidash-{uuid.uuid4().hex[:12]}"
-    client.create_bucket(Bucket=bucket)
-    proxy.reset()
-    return Store(client, bucket, proxy, parse_location(f"s3://{bucket}/{PREFIX}/"))
 
 
 def mirror_for(store: Store, tmp_path: Path) -> Mirror:
@@ -470,13 +180,6 @@ def test_listing_pages_past_a_thousand_objects(store: Store) -> None:
 def test_an_empty_prefix_is_an_empty_list(store: Store) -> None:
     store.client.put_object(Bucket=store.bucket, Key="other/a.json", Body=b"{}")
     assert list_objects(store.location) == []
-
-
-def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize("failure", ["closed port", "missing bucket", "no credentials", "denied"])

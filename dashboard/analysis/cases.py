@@ -15,6 +15,7 @@ from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.releases import shown_cases
 from dashboard.analysis.slices import in_slice
 from dashboard.data.queries import run_query
+from dashboard.data.sources.reports import ReportSource
 from dashboard.data.transcripts import read_case_text, read_case_trials
 
 NOT_IN_RELEASE = "—"  # a case-history cell for a release that does not have the case
@@ -109,14 +110,25 @@ def case_detail(
     return None if frame.empty else frame.iloc[0].to_dict()
 
 
-def case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
-    """The case's trials, read from its report file (TranscriptUnavailable if it changed)."""
-    return read_case_trials(con, report_id, case_idx)
+def case_trials(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    case_idx: int,
+    source: ReportSource | None = None,
+) -> pd.DataFrame:
+    """The case's trials, read from its report file (TranscriptUnavailable if it changed);
+    `source` gives the file (None: the directory the catalog records)."""
+    return read_case_trials(con, report_id, case_idx, source)
 
 
-def case_text(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> dict[str, Any]:
+def case_text(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    case_idx: int,
+    source: ReportSource | None = None,
+) -> dict[str, Any]:
     """The case's last output and graders (JSON text), read from its report file."""
-    return read_case_text(con, report_id, case_idx)
+    return read_case_text(con, report_id, case_idx, source)
 
 
 def case_link_key(case_id: Any, case_idx: int) -> str:

@@ -27,6 +27,7 @@ from dashboard.data.ingest import (
 )
 from dashboard.data.queries import fetch_rows, load_query
 from dashboard.data.results import store_report_results
+from dashboard.data.sources.reports import ReportSource
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -41,12 +42,13 @@ STORED_DECIMALS = 4
 
 def refresh_catalog(
     con: duckdb.DuckDBPyConnection,
-    reports_dir: Path,
+    reports_dir: Path | ReportSource,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: ProgressFn | None = None,
 ) -> IngestResult:
-    """Bring the catalog up to date with the directory and compute metrics for new reports.
+    """Bring the catalog up to date with the directory (or another source: a prefix in
+    object storage) and compute metrics for new reports.
 
     Each parsed batch's metrics are computed in a worker thread while DuckDB parses the
     next batch (pure numpy; the worker never touches the connection). Finished results are

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from dashboard.data.sources import SourceError
+from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.stats import METRIC_PASS_HAT_K, METRICS
 
 USES_CI_LOW: Final = "ci_low"
@@ -179,12 +181,16 @@ class Policy:
     rules: tuple[GateRule, ...]
 
 
-def resolve_policy(suite: str, policy_file: Path | None, reports_dir: Path | None) -> Policy:
-    """`--policy FILE`, else the `[[rule]]` tables of the reports directory's relidash.toml,
-    else the Gates page's default rule; only the rules that apply to `suite`.
+def resolve_policy(
+    suite: str, policy_file: Path | None, reports_dir: Path | ReportSource | None
+) -> Policy:
+    """`--policy FILE`, else the `[[rule]]` tables of the reports source's relidash.toml (a
+    directory's file, or the object beside the reports), else the Gates page's default
+    rule; only the rules that apply to `suite`.
 
     PolicyError when the file given is unusable or gives this suite no rule; an unusable
-    relidash.toml is an error too, since a review must not silently fall back.
+    (or, in object storage, unreachable) relidash.toml is an error too, since a review
+    must not silently fall back.
     """
     if policy_file is not None:
         data = _read_bytes(policy_file)
@@ -197,12 +203,17 @@ def resolve_policy(suite: str, policy_file: Path | None, reports_dir: Path | Non
             raise PolicyError(f"{policy_file}: defines no rule for suite {suite!r}")
         # its absolute path: `verify` reads it again from wherever it is run
         return Policy(str(policy_file.resolve()), hashlib.sha256(data).hexdigest(), tuple(rules))
-    config = reports_dir / CONFIG_NAME if reports_dir is not None else None
-    if config is not None and config.is_file():
+    source = as_source(reports_dir) if reports_dir is not None else None
+    try:
+        config = source.config_file() if source is not None else None
+    except SourceError as exc:
+        raise PolicyError(f"relidash.toml cannot be read: {exc}") from exc
+    if source is not None and config is not None and config.is_file():
+        name = source.config_name()  # the object's URL, not the mirror's copy
         data = _read_bytes(config)
-        rules = rules_for(parse_policy(_decode(data, config), str(config), config=True), suite)
+        rules = rules_for(parse_policy(_decode(data, config), name, config=True), suite)
         if rules:
-            return Policy(str(config), hashlib.sha256(data).hexdigest(), tuple(rules))
+            return Policy(name, hashlib.sha256(data).hexdigest(), tuple(rules))
     return Policy(
         DEFAULT_POLICY_SOURCE,
         hashlib.sha256(DEFAULT_POLICY_TEXT.encode()).hexdigest(),

@@ -18,7 +18,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,8 +41,10 @@ from dashboard.analysis.releases import (
     release_table,
 )
 from dashboard.analysis.summary import load_problems, report_overview
+from dashboard.data.catalog import relidash_version
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.signoffs import DECISIONS
+from dashboard.data.sources.reports import ReportSource
 
 REVIEW_SCHEMA: Final = "relidash.review/v1"
 SIGNOFF_SCHEMA: Final = "relidash.signoff/v1"
@@ -113,13 +114,6 @@ class Review:
         return policy_label(self.count_agent_errors)
 
 
-def relidash_version() -> str:
-    try:
-        return metadata.version("relidash")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def build_review(
     con: duckdb.DuckDBPyConnection,
     suite: str,
@@ -128,7 +122,7 @@ def build_review(
     k: int | None = None,
     *,
     policy_file: Path | None = None,
-    reports_dir: Path | None = None,
+    reports_dir: Path | ReportSource | None = None,
     count_agent_errors: bool = False,
 ) -> Review:
     """The review of `release` (default the latest) against `base` (default the release

@@ -15,6 +15,7 @@ from typing import Any
 
 from dashboard.analysis.review import EvidenceStatus, changed_after_approval, evidence_status
 from dashboard.data.signoffs import SignoffProblem, file_sha256, read_signoffs
+from dashboard.data.sources.reports import ReportSource, as_source
 
 
 @dataclass(frozen=True)
@@ -43,27 +44,35 @@ class ReviewEntry:
         }
 
 
-def digests_now(reports_dir: Path, records: Sequence[Mapping[str, Any]]) -> dict[str, str | None]:
+def digests_now(
+    reports_dir: Path | ReportSource, records: Sequence[Mapping[str, Any]]
+) -> dict[str, str | None]:
     """SHA-256 of every file the records name, read now (None for a file that is gone).
 
-    A record's paths are relative to the reports directory; one that would leave it
-    (a hand-edited record) is treated as missing rather than read.
+    A record's paths are relative to the reports source; one that would leave a
+    directory (a hand-edited record) is treated as missing rather than read. An object
+    in object storage is hashed from the mirror's copy of it as listed now (fetched
+    when missing or stale); SourceError when it cannot be fetched.
     """
-    root = reports_dir.resolve()
+    source = as_source(reports_dir)
     out: dict[str, str | None] = {}
     for record in records:
         for item in record.get("evidence") or []:
             path = str(item.get("path", ""))
             if path in out:
                 continue
-            target = (root / path).resolve()
-            out[path] = file_sha256(target) if target.is_relative_to(root) else None
+            try:
+                target = source.open_file(path)
+            except FileNotFoundError:
+                out[path] = None
+                continue
+            out[path] = file_sha256(target)
     return out
 
 
 def review_history(
     reviews_dir: Path,
-    reports_dir: Path,
+    reports_dir: Path | ReportSource,
     *,
     suite: str | None = None,
     release: str | None = None,
@@ -88,7 +97,7 @@ def review_history(
 
 
 def approved_but_changed(
-    reviews_dir: Path, reports_dir: Path
+    reviews_dir: Path, reports_dir: Path | ReportSource
 ) -> dict[tuple[str, str], EvidenceStatus]:
     """(suite, release) of each approved release whose evidence changed since."""
     stored, _ = read_signoffs(reviews_dir)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.auth import require_login, viewer_allowed
+from dashboard.render.formatting import md
 
 HERE = Path(__file__).parent
 
@@ -56,11 +57,13 @@ with st.sidebar:
 result = app_state.load_reports(force=reload)
 with st.sidebar:
     served = app_state.catalog()
-    if served.notice:
-        st.warning(served.notice)
+    if served.notice:  # e.g. the bucket cannot be listed: the last good catalog is shown
+        st.warning(md(served.notice))
     if result is not None:
+        where = app_state.reports_dir()
         st.caption(
-            f"{result.files} report files in {app_state.reports_dir().name}/ · "
+            f"{result.files} report files in "
+            f"{md(where.name + '/' if where is not None else app_state.reports_label())} · "
             f"{result.problems} problems · loaded in {result.seconds:.2f} s"
         )
 page.run()

@@ -24,28 +24,59 @@ from dashboard.analysis import (
     slices,
     summary,
 )
-from dashboard.data.catalog import resolve_catalog_path
 from dashboard.data.ingest import IngestResult
 from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.sources import SourceError
+from dashboard.data.sources.reports import ReportSource, catalog_location, open_source
 from dashboard.render.formatting import md
 
 ENV_REPORTS = "RELIDASH_REPORTS"
+ENV_ANON = "RELIDASH_ANON"
 ENV_CATALOG = "RELIDASH_CATALOG"
 ENV_MAX_MB = "RELIDASH_MAX_FILE_MB"
 
 
-def reports_dir() -> Path:
-    return Path(os.environ.get(ENV_REPORTS, "sample_reports")).resolve()
+def _reports_text() -> str:
+    return os.environ.get(ENV_REPORTS, "sample_reports")
 
 
 @st.cache_resource(show_spinner=False)
-def served_catalog(directory: str, catalog: str | None) -> ServedCatalog:
-    path = Path(directory)
-    return ServedCatalog(path, resolve_catalog_path(path, catalog))
+def report_source(text: str, anon: bool) -> ReportSource:
+    """The reports source (a directory, or a bucket prefix and its mirror), one per server."""
+    return open_source(text, anon=anon)
+
+
+def source() -> ReportSource:
+    """The source `relidash serve SRC` names; a URL that cannot be used stops the page."""
+    try:
+        return report_source(_reports_text(), bool(os.environ.get(ENV_ANON)))
+    except SourceError as exc:
+        st.error(md(str(exc)))
+        st.stop()
+        raise  # not reached: st.stop raises
+
+
+def reports_dir() -> Path | None:
+    """The reports directory, or None when the reports are in object storage."""
+    return source().local_root
+
+
+def reports_label() -> str:
+    """Where the reports are, as the server was given it: a directory or a URL."""
+    return source().label
+
+
+@st.cache_resource(show_spinner=False)
+def served_catalog(text: str, anon: bool, catalog: str | None) -> ServedCatalog:
+    reports = report_source(text, anon)
+    return ServedCatalog(reports, catalog_location(reports, catalog))
 
 
 def catalog() -> ServedCatalog:
-    return served_catalog(str(reports_dir()), os.environ.get(ENV_CATALOG) or None)
+    source()  # a URL that cannot be used stops here, with its message
+    return served_catalog(
+        _reports_text(), bool(os.environ.get(ENV_ANON)), os.environ.get(ENV_CATALOG) or None
+    )
 
 
 def load_reports(force: bool = False) -> IngestResult | None:
@@ -57,9 +88,9 @@ def load_reports(force: bool = False) -> IngestResult | None:
         if not served.stale():  # a new session on an unchanged directory renders at once
             st.session_state["relidash_loaded_version"] = served.version
             return served.last_result
-    directory = reports_dir()
-    if not directory.is_dir():
-        st.error(f"The reports directory {directory} does not exist.")
+    reports = source()
+    if reports.local_root is not None and not reports.local_root.is_dir():
+        st.error(f"The reports directory {md(str(reports.local_root))} does not exist.")
         st.stop()
     bar = st.progress(0.0, text="Loading reports…")
 
@@ -69,9 +100,16 @@ def load_reports(force: bool = False) -> IngestResult | None:
         )
 
     max_bytes = int(float(os.environ.get(ENV_MAX_MB, "256")) * 1024 * 1024)
-    result = served.refresh(
-        lambda con: loading.refresh_catalog(con, directory, max_bytes=max_bytes, progress=progress)
-    )
+    try:
+        result = served.refresh(
+            lambda con: loading.refresh_catalog(
+                con, reports, max_bytes=max_bytes, progress=progress
+            )
+        )
+    except SourceError as exc:  # no catalog at all to fall back on
+        bar.empty()
+        st.error(f"The reports cannot be loaded: {md(str(exc))}")
+        st.stop()
     bar.empty()
     st.session_state["relidash_loaded_version"] = served.version
     return result
@@ -161,12 +199,12 @@ def case_detail(version: int, report_id: int, case_idx: int) -> dict[str, Any] |
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def case_trials(version: int, report_id: int, case_idx: int) -> pd.DataFrame:
-    return cases.case_trials(catalog().cursor(), report_id, case_idx)
+    return cases.case_trials(catalog().cursor(), report_id, case_idx, source())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def case_text(version: int, report_id: int, case_idx: int) -> dict[str, Any]:
-    return cases.case_text(catalog().cursor(), report_id, case_idx)
+    return cases.case_text(catalog().cursor(), report_id, case_idx, source())
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -235,7 +273,7 @@ def build_review(
         base,
         k,
         policy_file=policy_file(),
-        reports_dir=reports_dir(),
+        reports_dir=source(),
         count_agent_errors=count_agent_errors,
     )
 
@@ -249,10 +287,8 @@ def review_history(
     from dashboard.data.signoffs import ReviewsDirError
 
     try:
-        return history(
-            reviews_dir(), reports_dir(), suite=suite, release=release, decision=decision
-        )
-    except ReviewsDirError as exc:
+        return history(reviews_dir(), source(), suite=suite, release=release, decision=decision)
+    except (ReviewsDirError, SourceError) as exc:
         st.warning(f"Sign-offs cannot be listed: {md(exc)}")
         return [], []
 
@@ -262,8 +298,8 @@ def approved_but_changed() -> dict[tuple[str, str], Any]:
     from dashboard.data.signoffs import ReviewsDirError
 
     try:
-        return flagged(reviews_dir(), reports_dir())
-    except ReviewsDirError:
+        return flagged(reviews_dir(), source())
+    except (ReviewsDirError, SourceError):
         return {}  # the pages that list sign-offs say why
 
 

@@ -27,6 +27,7 @@ from dashboard.cli.common import (
     UsageError,
     add_load_options,
     add_policy_option,
+    add_source_argument,
     load,
     report_problems,
 )
@@ -51,7 +52,7 @@ def register(subparsers: Any) -> None:
             "UNKNOWN fails. Exit 0 when every rule passes, 1 otherwise, 2 on a usage error."
         ),
     )
-    gate.add_argument("directory", type=Path, help="directory of multivon-eval report files")
+    add_source_argument(gate)
     gate.add_argument("--suite", required=True, help="the suite to gate")
     gate.add_argument("--release", default=LATEST, help="the release to gate (default: latest)")
     gate.add_argument("--policy", type=Path, metavar="FILE.toml", help="rules from a file")
@@ -90,7 +91,7 @@ def register(subparsers: Any) -> None:
             "each case moved: regressed, fixed, newly flaky, stabilised, still failing, ..."
         ),
     )
-    compare.add_argument("directory", type=Path, help="directory of multivon-eval report files")
+    add_source_argument(compare)
     compare.add_argument("--suite", required=True, help="the suite to compare")
     compare.add_argument("--base", required=True, metavar="R1", help="the older release")
     compare.add_argument("--head", required=True, metavar="R2", help="the newer release")

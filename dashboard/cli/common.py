@@ -1,5 +1,6 @@
 """What every `relidash` command shares: usage errors and exit codes, the load options,
-loading a reports directory with a progress bar, and listing load problems.
+the reports source (a directory or an s3://, gs://, az:// prefix), loading it with a
+progress bar, and listing load problems.
 
 Must not: compute or format a number (analysis and render do), or import Streamlit.
 """
@@ -7,12 +8,17 @@ Must not: compute or format a number (analysis and render do), or import Streaml
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from dashboard.data.catalog import open_catalog, resolve_catalog_path, settle_catalog
+from dashboard.data.catalog import MEMORY, open_catalog, settle_catalog
+from dashboard.data.sources import SourceError
+
+if TYPE_CHECKING:
+    from dashboard.data.sources.reports import ReportSource
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -24,11 +30,27 @@ class UsageError(Exception):
     pass
 
 
+SOURCE_HELP = (
+    "directory of report files, or a prefix in object storage: s3://bucket/prefix "
+    "(AWS_ENDPOINT_URL for S3-compatible stores), gs://bucket/prefix, az://container/prefix"
+)
+
+
+def add_source_argument(parser: argparse.ArgumentParser, **kwargs: Any) -> None:
+    """The DIR argument every command takes: a directory or an object-storage URL."""
+    parser.add_argument("directory", metavar="SRC", help=SOURCE_HELP, **kwargs)
+
+
 def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--catalog",
-        help="catalog file (default: one per directory under $XDG_CACHE_HOME/relidash; "
+        help="catalog file (default: one per directory or URL under $XDG_CACHE_HOME/relidash; "
         "':memory:' keeps nothing)",
+    )
+    parser.add_argument(
+        "--anon",
+        action="store_true",
+        help="read a public bucket without credentials (unsigned requests)",
     )
     parser.add_argument(
         "--max-file-mb",
@@ -47,7 +69,8 @@ def add_policy_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def reports_dir(path: Path) -> Path:
+def reports_dir(path: Path | str) -> Path:
+    path = Path(path)
     if not path.exists():
         raise UsageError(f"{path}: no such directory")
     if not path.is_dir():
@@ -55,27 +78,67 @@ def reports_dir(path: Path) -> Path:
     return path
 
 
+def reports_source(args: argparse.Namespace) -> ReportSource:
+    """The source args.directory names (built once per command, so one listing serves the
+    load and what follows): a directory that must exist, or an object-storage prefix."""
+    from dashboard.data.sources.reports import open_source  # numpy: not at parse
+
+    source = getattr(args, "_reports_source", None)
+    if source is None:
+        try:
+            source = open_source(str(args.directory), anon=bool(getattr(args, "anon", False)))
+        except SourceError as exc:
+            raise UsageError(str(exc)) from exc
+        if source.local_root is not None:
+            reports_dir(args.directory)
+        args._reports_source = source
+    return source
+
+
 def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool = True) -> Any:
     """Open the catalog for args.directory and refresh it, drawing progress on stderr.
 
     Without `settle` the caller checkpoints a large log itself, once it has written
-    everything (`relidash summary` stores its per-report entries after the load).
+    everything (`relidash summary` stores its per-report entries after the load). A
+    source that cannot be listed or fetched is a usage error (exit 2) naming the URL; the
+    catalog keeps every row it had.
     """
-    directory = reports_dir(args.directory)
-    con = open_catalog(resolve_catalog_path(directory, args.catalog))
+    from dashboard.data.sources.reports import BucketSource, catalog_location
+
+    source = reports_source(args)
+    source.start_listing()  # one fresh listing, begun while the catalog opens
+    location = catalog_location(source, args.catalog)
+    # built from nothing here (e.g. by CI, to seed replicas): its file alone must hold it
+    args._fresh_catalog = location != MEMORY and not os.path.exists(location)
+    con = open_catalog(location)
     bar = ProgressBar(stream or sys.stderr)
     from dashboard.analysis.loading import refresh_catalog  # numpy and the stats: not at parse
 
-    result = refresh_catalog(
-        con, directory, max_bytes=int(args.max_file_mb * 1024 * 1024), progress=bar.update
-    )
+    try:
+        result = refresh_catalog(
+            con, source, max_bytes=int(args.max_file_mb * 1024 * 1024), progress=bar.update
+        )
+    except SourceError as exc:
+        con.close()
+        raise UsageError(str(exc)) from exc
     if settle:
-        settle_catalog(con)
+        settle_loaded(args, con)
+    fetched = ""
+    if isinstance(source, BucketSource):
+        fetched = (
+            f"; {source.downloaded} objects downloaded "
+            f"({source.downloaded_bytes / 1e6:.1f} MB) to {source.mirror.root}"
+        )
     bar.finish(
         f"{result.files} report files: {result.parsed} parsed, {result.unchanged} unchanged, "
-        f"{result.removed} removed, {result.problems} problems ({result.seconds:.2f} s)"
+        f"{result.removed} removed, {result.problems} problems ({result.seconds:.2f} s)" + fetched
     )
     return con
+
+
+def settle_loaded(args: argparse.Namespace, con: Any) -> None:
+    """Checkpoint the catalog as the load left it (in full when this command created it)."""
+    settle_catalog(con, full=bool(getattr(args, "_fresh_catalog", False)))
 
 
 class ProgressBar:

@@ -13,10 +13,20 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dashboard.cli.common import EXIT_OK, UsageError, add_load_options, load, reports_dir
-from dashboard.data.catalog import resolve_catalog_path, settle_catalog
+from dashboard.cli.common import (
+    EXIT_OK,
+    UsageError,
+    add_load_options,
+    add_source_argument,
+    load,
+    reports_source,
+    settle_loaded,
+)
+
+if TYPE_CHECKING:
+    from dashboard.data.sources.reports import ReportSource
 
 APP = Path(__file__).resolve().parents[1] / "app" / "main.py"
 # The project's Streamlit settings: the checkout's .streamlit/config.toml, or the copy the
@@ -32,7 +42,7 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 def register(subparsers: Any) -> None:
     """Add `summary` and `serve` to `relidash`'s subcommands."""
     summary = subparsers.add_parser("summary", help="print pass@k / pass^k per suite and release")
-    summary.add_argument("directory", type=Path, help="directory of multivon-eval report files")
+    add_source_argument(summary)
     summary.add_argument("--json", action="store_true", help="print one JSON document")
     summary.add_argument("--by", choices=("file", "release"), default="file")
     summary.add_argument(
@@ -43,7 +53,7 @@ def register(subparsers: Any) -> None:
     summary.set_defaults(handler=cmd_summary)
 
     serve = subparsers.add_parser("serve", help="start the dashboard")
-    serve.add_argument("directory", type=Path, nargs="?", default=Path("sample_reports"))
+    add_source_argument(serve, nargs="?", default="sample_reports")
     serve.add_argument("--port", type=int, default=8501)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument(
@@ -54,6 +64,13 @@ def register(subparsers: Any) -> None:
         type=Path,
         metavar="RDIR",
         help="directory of sign-off records (default: $XDG_DATA_HOME/relidash/reviews)",
+    )
+    serve.add_argument(
+        "--seed-catalog",
+        metavar="PATH_OR_URL",
+        help="on a first start (no local catalog yet), copy this catalog built elsewhere "
+        "(a path, or an object URL such as s3://bucket/reports/relidash.duckdb), then "
+        "refresh it incrementally; one of another schema or relidash version is ignored",
     )
     add_load_options(serve)
     serve.set_defaults(handler=cmd_serve)
@@ -92,7 +109,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
         problems = summary_problems(con, args.by, suites, release)
         for text in render_summary_lines(rows, problems, args.by):
             out.write(text)
-    settle_catalog(con)  # the load and the entries it stored, in one checkpoint
+    settle_loaded(args, con)  # the load and the entries it stored, in one checkpoint
     return EXIT_OK
 
 
@@ -124,12 +141,23 @@ def auth_configured(cwd: Path) -> bool:
     return False
 
 
+def seed(seed_text: str, catalog: str, source: ReportSource, *, anon: bool) -> None:
+    """`--seed-catalog`: copy the seed into place when there is no local catalog yet;
+    a seed that cannot be read or does not fit is ignored with a notice on stderr."""
+    from dashboard.data.seed import seed_catalog
+
+    print(f"relidash: {seed_catalog(seed_text, catalog, source.ident, anon=anon)}", file=sys.stderr)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from dashboard.cli.review import reviews_dir_of
+    from dashboard.data.sources.reports import catalog_location
 
-    directory = reports_dir(args.directory)
-    catalog = resolve_catalog_path(directory, args.catalog)
+    source = reports_source(args)
+    catalog = catalog_location(source, args.catalog)
     reviews = reviews_dir_of(args)
+    if args.seed_catalog:
+        seed(args.seed_catalog, catalog, source, anon=args.anon)
     if args.policy is not None and not args.policy.is_file():
         raise UsageError(f"{args.policy}: no such policy file")
     command = [
@@ -145,7 +173,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     env.update(
         {
-            "RELIDASH_REPORTS": str(directory.resolve()),
+            "RELIDASH_REPORTS": str(source.local_root or source.label),
+            "RELIDASH_ANON": "1" if args.anon else "",
             "RELIDASH_CATALOG": catalog,
             "RELIDASH_MAX_FILE_MB": str(args.max_file_mb),
             "RELIDASH_REVIEWS": str(reviews.resolve()),
@@ -159,7 +188,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "(README, Access)",
             file=sys.stderr,
         )
-    print(f"relidash: serving {directory} on http://{args.host}:{args.port}", file=sys.stderr)
+    print(f"relidash: serving {source.label} on http://{args.host}:{args.port}", file=sys.stderr)
     sys.stderr.flush()
     # Become the server process, so a signal meant for `relidash serve` reaches Streamlit.
     os.execve(sys.executable, command, env)

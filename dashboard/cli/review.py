@@ -19,7 +19,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dashboard.cli.common import (
     EXIT_FAILED,
@@ -27,9 +27,14 @@ from dashboard.cli.common import (
     UsageError,
     add_load_options,
     add_policy_option,
+    add_source_argument,
     load,
-    reports_dir,
+    reports_source,
 )
+from dashboard.data.sources import SourceError
+
+if TYPE_CHECKING:
+    from dashboard.data.sources.reports import ReportSource
 
 DECISIONS = ("approved", "conditional", "rejected")  # analysis.review.DECISIONS, parse-time
 
@@ -44,7 +49,7 @@ def add_reviews_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _review_target(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", type=Path, help="directory of report files")
+    add_source_argument(parser)
     parser.add_argument("--suite", required=True)
     parser.add_argument("--release", default="latest", help="default: the latest")
     parser.add_argument("--base", help="the release compared against (default: the one before)")
@@ -80,7 +85,7 @@ def register(subparsers: Any) -> None:
     reviews = subparsers.add_parser(
         "reviews", help="list sign-offs, newest first, with their evidence status now"
     )
-    reviews.add_argument("directory", type=Path, help="directory of report files")
+    add_source_argument(reviews)
     reviews.add_argument("--suite")
     reviews.add_argument("--release")
     reviews.add_argument("--decision", choices=DECISIONS)
@@ -93,7 +98,7 @@ def register(subparsers: Any) -> None:
         "verify", help="check a review packet's digests and numbers against the reports"
     )
     verify.add_argument("packet", type=Path, metavar="FILE.html")
-    verify.add_argument("directory", type=Path, help="directory of report files")
+    add_source_argument(verify)
     verify.add_argument("--policy", type=Path, metavar="FILE.toml", help="the policy file now")
     add_load_options(verify)
     verify.set_defaults(handler=cmd_verify)
@@ -104,7 +109,8 @@ def reviews_dir_of(args: argparse.Namespace) -> Path:
 
     chosen = args.reviews if args.reviews is not None else default_reviews_dir()
     try:
-        check_reviews_dir(chosen, args.directory)
+        # a bucket holds no local directory a reviews directory could be inside
+        check_reviews_dir(chosen, reports_source(args).local_root)
     except ReviewsDirError as exc:
         raise UsageError(str(exc)) from exc
     return Path(chosen)
@@ -124,20 +130,30 @@ def build(args: argparse.Namespace, con: Any) -> Any:
             args.base,
             args.k,
             policy_file=args.policy,
-            reports_dir=args.directory,
+            reports_dir=reports_source(args),
             count_agent_errors=args.count_agent_errors,
         )
     except (UnknownName, PolicyError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
 
 
-def _outside_reports(path: Path, directory: Path) -> Path:
-    if path.resolve().is_relative_to(directory.resolve()):
+def _outside_reports(path: Path, source: ReportSource) -> Path:
+    if source.holds(path):
         raise UsageError(f"{path}: inside the reports directory; relidash never writes there")
     return path
 
 
-def packet_policy_file(packet: dict[str, Any], directory: Path) -> Path | None:
+def _digests_now(source: ReportSource, records: list[dict[str, Any]]) -> Any:
+    """The evidence digests now; a source that cannot be read is a usage error (exit 2)."""
+    from dashboard.analysis.review_history import digests_now
+
+    try:
+        return digests_now(source, records)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def packet_policy_file(packet: dict[str, Any], reports: ReportSource) -> Path | None:
     """The policy file a packet's review was judged by, to judge it again: None when it was
     the reports directory's relidash.toml or the default rule (found again from DIR)."""
     from dashboard.analysis.policy import CONFIG_NAME, DEFAULT_POLICY_SOURCE
@@ -148,9 +164,10 @@ def packet_policy_file(packet: dict[str, Any], directory: Path) -> Path | None:
         return None  # the default rule, or the relidash.toml of a directory since moved
     if not source.is_file():
         raise UsageError(f"the packet's policy file {named} is gone; give it with --policy FILE")
-    config = directory / "relidash.toml"
-    if config.is_file() and source.resolve() == config.resolve():
-        return None
+    if reports.local_root is not None:
+        config = reports.local_root / CONFIG_NAME
+        if config.is_file() and source.resolve() == config.resolve():
+            return None
     return source
 
 
@@ -181,14 +198,18 @@ def cmd_review(args: argparse.Namespace) -> int:
     from dashboard.analysis.summary import report_overview
     from dashboard.render.packet import render_packet
 
-    _outside_reports(args.out, reports_dir(args.directory))
+    source = reports_source(args)
+    _outside_reports(args.out, source)
     if args.pdf is not None:
-        _outside_reports(args.pdf, args.directory)
+        _outside_reports(args.pdf, source)
     reviews = reviews_dir_of(args)
     con = load(args)
     review = build(args, con)
     history = release_table(con, report_overview(con), review.suite, review.k)
-    entries, _ = review_history(reviews, args.directory, suite=review.suite, release=review.release)
+    try:
+        entries, _ = review_history(reviews, source, suite=review.suite, release=review.release)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from exc
     html = render_packet(
         review,
         signoffs=[dict(e.record) for e in entries],
@@ -267,13 +288,16 @@ def cmd_reviews(args: argparse.Namespace) -> int:
     from dashboard.render.formatting import one_line
 
     reviews = reviews_dir_of(args)
-    entries, problems = review_history(
-        reviews,
-        reports_dir(args.directory),
-        suite=args.suite,
-        release=args.release,
-        decision=args.decision,
-    )
+    try:
+        entries, problems = review_history(
+            reviews,
+            reports_source(args),
+            suite=args.suite,
+            release=args.release,
+            decision=args.decision,
+        )
+    except SourceError as exc:
+        raise UsageError(str(exc)) from exc
     if args.json:
         document = {
             "reviews": [e.as_json() for e in entries],
@@ -302,7 +326,6 @@ def cmd_reviews(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from dashboard.analysis.review import build_review, moved_numbers, review_json
-    from dashboard.analysis.review_history import digests_now
     from dashboard.render.packet import read_packet_block
 
     try:
@@ -313,11 +336,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if block is None:
         raise UsageError(f"{args.packet}: not a relidash review packet (no review block)")
     packet = block["review"]
-    directory = reports_dir(args.directory)
-    now = digests_now(directory, [packet])
+    source = reports_source(args)
+    con = load(args)  # lists the source first: the digests below are of the objects now
+    now = _digests_now(source, [packet])
     changed = [e for e in packet.get("evidence", []) if now.get(e["path"]) != e["sha256"]]
-    con = load(args)
-    policy_file = args.policy if args.policy is not None else packet_policy_file(packet, directory)
+    policy_file = args.policy if args.policy is not None else packet_policy_file(packet, source)
     from dashboard.analysis.policy import PolicyError
     from dashboard.analysis.releases import UnknownName
 
@@ -330,7 +353,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 packet["base"],
                 packet["k"],
                 policy_file=policy_file,
-                reports_dir=directory,
+                reports_dir=source,
                 count_agent_errors=bool(packet["count_agent_errors"]),
             )
         )
@@ -351,7 +374,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print(
         f"relidash verify: {args.packet} holds: {len(packet.get('evidence', []))} file digests "
-        f"and every number match {directory}",
+        f"and every number match {source.label}",
         file=sys.stderr,
     )
     return EXIT_OK

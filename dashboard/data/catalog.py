@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from importlib import metadata
 from pathlib import Path
 
 import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"  # 9: files.etag (objects in object storage)
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once. Every
 # open replays the log (about 0.1 s per MiB) and a checkpoint costs about 0.2 s, whatever
@@ -26,6 +27,14 @@ CHECKPOINT_LOG_BYTES = 1024 * 1024
 
 class CatalogError(Exception):
     """The catalog cannot be used as asked (a usage problem, not a data problem)."""
+
+
+def relidash_version() -> str:
+    """The installed relidash's version ("unknown" when run from a bare checkout)."""
+    try:
+        return metadata.version("relidash")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def cache_root() -> Path:
@@ -79,16 +88,23 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         _drop_everything(con)
     execute(con, "catalog_schema")
     execute(con, "catalog_macros")
-    stored = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-    if stored != [(SCHEMA_VERSION,)]:  # written once, not at every open
-        con.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": SCHEMA_VERSION}
-        )
+    stored = con.execute(
+        "SELECT key, value FROM meta WHERE key IN ('schema_version', 'relidash_version')"
+    ).fetchall()
+    wanted = {"schema_version": SCHEMA_VERSION, "relidash_version": relidash_version()}
+    if dict(stored) != wanted:  # written once, not at every open
+        for key, value in wanted.items():
+            con.execute("INSERT OR REPLACE INTO meta VALUES ($k, $v)", {"k": key, "v": value})
     return con
 
 
-def settle_catalog(con: duckdb.DuckDBPyConnection) -> None:
-    """Checkpoint after a load that left a large log: the next start would replay it."""
+def settle_catalog(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> None:
+    """Checkpoint after a load that left a large log: the next start would replay it.
+
+    With `full` (a catalog this command built from nothing) any log is checkpointed, so
+    the file alone holds the catalog: what a replica copies as its seed
+    (dashboard/data/seed.py).
+    """
     (location,) = con.execute(
         "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchall()[0]
@@ -98,7 +114,7 @@ def settle_catalog(con: duckdb.DuckDBPyConnection) -> None:
         logged = os.stat(location + ".wal").st_size
     except OSError:
         return
-    if logged > CHECKPOINT_LOG_BYTES:
+    if logged > CHECKPOINT_LOG_BYTES or (full and logged > 0):
         con.execute("CHECKPOINT")
 
 
@@ -110,7 +126,11 @@ def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
         return not tables
     rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
     # An ingest that was killed leaves 'ingest_complete' at '0': rebuild rather than show it.
-    return rows.get("schema_version") == SCHEMA_VERSION and rows.get("ingest_complete", "1") == "1"
+    return (
+        rows.get("schema_version") == SCHEMA_VERSION
+        and rows.get("relidash_version", relidash_version()) == relidash_version()
+        and rows.get("ingest_complete", "1") == "1"
+    )
 
 
 def _drop_everything(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,4 +1,5 @@
-"""Bring a catalog up to date with a reports directory.
+"""Bring a catalog up to date with a reports directory or another source (a prefix in
+object storage, read through its local mirror: dashboard/data/sources/reports.py).
 
 Only new and changed files are parsed (multivon-eval reports by DuckDB's JSON reader, in
 batches; Inspect logs in Python, dashboard/data/ingest_inspect.py); deleted files are
@@ -20,6 +21,13 @@ import duckdb
 
 from dashboard.data.formats import INSPECT, harness_of
 from dashboard.data.formats.inspect import CONFIG_NAME, InspectSettings, read_inspect_settings
+from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
+    catalog_version,  # noqa: F401
+    directory_changed,  # noqa: F401
+    is_changed,
+    known_files,
+    meta_value,
+)
 from dashboard.data.ingest_inspect import insert_inspect_rows, read_inspect_logs
 from dashboard.data.queries import execute
 from dashboard.data.releases import assign_releases, release_config_digest
@@ -31,10 +39,10 @@ from dashboard.data.scan import (
     has_constant_literal,
     head_has_every_field,
     precheck_file,
-    scan_directory,
     strict_json_problem,
 )
 from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE, REPORT_TABLES
+from dashboard.data.sources.reports import ReportSource, as_source
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 BATCH_BYTES = 48 * 1024 * 1024
@@ -73,7 +81,7 @@ class IngestResult:
 
 def ingest_directory(
     con: duckdb.DuckDBPyConnection,
-    reports_dir: Path,
+    reports: Path | ReportSource,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: ProgressFn | None = None,
@@ -81,11 +89,14 @@ def ingest_directory(
 ) -> IngestResult:
     """Parse new and changed report files into the catalog and drop deleted ones.
 
-    `on_batch` gets the report ids of each batch once it is committed (a file refused in
-    the batch has no row in `reports` under its id).
+    `reports` is a directory or a source (a prefix in object storage). `on_batch` gets
+    the report ids of each batch once it is committed (a file refused in the batch has
+    no row in `reports` under its id). SourceError when the source cannot be listed or a
+    file fetched: raised before the catalog changes, so no row is dropped for it.
     """
+    source = as_source(reports)
     with _insertion_order_free(con):
-        return _ingest(con, reports_dir, max_bytes=max_bytes, progress=progress, on_batch=on_batch)
+        return _ingest(con, source, max_bytes=max_bytes, progress=progress, on_batch=on_batch)
 
 
 @contextmanager
@@ -105,28 +116,27 @@ def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 def _ingest(
     con: duckdb.DuckDBPyConnection,
-    reports_dir: Path,
+    source: ReportSource,
     *,
     max_bytes: int,
     progress: ProgressFn | None,
     on_batch: BatchFn | None,
 ) -> IngestResult:
     started = time.perf_counter()
-    root = reports_dir.resolve()
-    _claim_catalog(con, root)
-    entries, scan_problems = scan_directory(root)
-    known = {
-        row[0]: row[1:]
-        for row in con.execute("SELECT path, size, mtime_ns, digest, racy FROM files").fetchall()
-    }
-    present = {e.path for e in entries}
-    settings = read_inspect_settings(root)
-    settings_changed = _meta(con, "inspect_settings") != settings.fingerprint()
+    # Everything that talks to the source comes first: a listing or a download that fails
+    # raises before the catalog changes.
+    listing = source.listing()
+    scan_problems = list(listing.problems) + source.fetch(listing, ())  # relidash.toml
+    claimed = meta_value(con, "reports_dir") == source.ident
+    known = known_files(con) if claimed else {}
+    config = source.config_file()
+    settings = read_inspect_settings(config)
+    settings_changed = meta_value(con, "inspect_settings") != settings.fingerprint()
     # Inspect logs map to rows by relidash.toml's [inspect] table: read again when it moved
     # (with the files nothing loaded from, whose reason may have been the table's)
     forced = (
         set()
-        if not settings_changed
+        if not settings_changed or not claimed
         else {
             path
             for (path,) in con.execute(
@@ -137,14 +147,17 @@ def _ingest(
         }
     )
     candidates = [
-        e
-        for e in entries
-        if (previous := known.get(e.path)) is None
-        or previous[:2] != (e.size, e.mtime_ns)
-        or previous[3]  # racy: it may have changed within the same mtime
-        or e.path in forced
+        e for e in listing.entries if e.path in forced or is_changed(e, known.get(e.path))
     ]
+    gone_since = source.fetch(listing, [e.path for e in candidates])
+    scan_problems += gone_since
+    vanished = {p.path for p in gone_since}
+    entries = [e for e in listing.entries if e.path not in vanished]
+    candidates = [e for e in candidates if e.path not in vanished]
+    present = {e.path for e in entries}
     removed = [p for p in known if p not in present]
+
+    _claim_catalog(con, source.ident)
     suites_before = dict(con.execute("SELECT report_id, suite FROM reports").fetchall())
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
     _forget_files(con, removed + [p.path for p in scan_problems])
@@ -174,8 +187,15 @@ def _ingest(
             ):
                 counts["touched"] += 1
                 con.execute(
-                    "UPDATE files SET size = $s, mtime_ns = $m, racy = $r WHERE path = $p",
-                    {"s": entry.size, "m": entry.mtime_ns, "r": entry.racy, "p": entry.path},
+                    "UPDATE files SET size = $s, mtime_ns = $m, racy = $r, etag = $e "
+                    "WHERE path = $p",
+                    {
+                        "s": entry.size,
+                        "m": entry.mtime_ns,
+                        "r": entry.racy,
+                        "e": entry.etag,
+                        "p": entry.path,
+                    },
                 )
                 continue
             yield entry, facts
@@ -233,8 +253,8 @@ def _ingest(
     to_parse = counts["parsed"]
     gone = removed
 
-    config = release_config_digest(root)
-    config_changed = _meta(con, "release_config") != config
+    config_digest = release_config_digest(config)
+    config_changed = meta_value(con, "release_config") != config_digest
     if to_parse or gone or config_changed:
         con.execute(
             "CREATE OR REPLACE TEMP TABLE labels_before AS SELECT report_id, release FROM reports"
@@ -245,13 +265,15 @@ def _ingest(
         touched_suites = {s for i, s in suites_before.items() if i not in suites_after} | {
             s for i, s in suites_after.items() if i not in suites_before
         }
-        assign_releases(con, root, None if config_changed else sorted(touched_suites))
+        assign_releases(con, config, None if config_changed else sorted(touched_suites))
         # stored summary entries carry the release label: drop those whose label moved
         con.execute(
             "DELETE FROM report_records WHERE report_id IN (SELECT r.report_id FROM reports r "
             "JOIN labels_before b USING (report_id) WHERE r.release IS DISTINCT FROM b.release)"
         )
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config})
+        con.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config_digest}
+        )
     # assign_releases (run when anything was parsed) clears relidash.toml's problems
     if settings_changed or to_parse or gone or config_changed:
         _record_settings_problem(con, settings)
@@ -277,56 +299,13 @@ def _ingest(
     )
 
 
-def directory_changed(con: duckdb.DuckDBPyConnection, reports_dir: Path) -> bool:
-    """Whether a load would change anything, judged from a walk and stat calls alone.
-
-    Read-only (works on a snapshot of the catalog): a new session checks this and
-    renders at once when nothing changed, instead of taking the writer.
-    """
-    root = reports_dir.resolve()
-    if _meta(con, "reports_dir") != str(root):
-        return True
-    entries, scan_problems = scan_directory(root)
-    known = {
-        path: (size, mtime_ns, racy)
-        for path, size, mtime_ns, racy in con.execute(
-            "SELECT path, size, mtime_ns, racy FROM files"
-        ).fetchall()
-    }
-    if len(known) != len(entries):
-        return True
-    for entry in entries:
-        previous = known.get(entry.path)
-        if previous is None or previous[2] or previous[:2] != (entry.size, entry.mtime_ns):
-            return True
-    walk = set(
-        con.execute(
-            "SELECT file, reason FROM problems WHERE scope = 'file' "
-            "AND file NOT IN (SELECT path FROM files)"
-        ).fetchall()
-    )
-    if walk != {(p.path, p.reason) for p in scan_problems}:
-        return True
-    return _meta(con, "release_config") != release_config_digest(root)
-
-
-def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
-    """A counter bumped by every load that changed the catalog (a cache key)."""
-    return int(_meta(con, "version") or 0)
-
-
-def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
-    rows = con.execute("SELECT value FROM meta WHERE key = $k", {"k": key}).fetchall()
-    return str(rows[0][0]) if rows else None
-
-
-def _claim_catalog(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+def _claim_catalog(con: duckdb.DuckDBPyConnection, ident: str) -> None:
     rows = con.execute("SELECT value FROM meta WHERE key = 'reports_dir'").fetchall()
-    if rows and rows[0][0] != str(root):
-        # A catalog describes one directory; pointed at another, it starts over.
+    if rows and rows[0][0] != ident:
+        # A catalog describes one source; pointed at another, it starts over.
         for table in (*REPORT_TABLES, "files", "problems"):
             con.execute(f"DELETE FROM {table}")  # table names from the allow-list
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('reports_dir', $d)", {"d": str(root)})
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('reports_dir', $d)", {"d": ident})
 
 
 def _facts(abspath: str, constants: bool) -> FileFacts:
@@ -536,8 +515,10 @@ def _record_files(
     con.execute(
         "INSERT OR REPLACE INTO files SELECT unnest($paths), CAST(unnest($sizes) AS BIGINT), "
         "CAST(unnest($mtimes) AS BIGINT), CAST(unnest($digests) AS VARCHAR), "
-        "CAST(unnest($ids) AS INTEGER), CAST(unnest($racy) AS BOOLEAN)",
+        "CAST(unnest($ids) AS INTEGER), CAST(unnest($racy) AS BOOLEAN), "
+        "CAST(unnest($etags) AS VARCHAR)",
         {
+            "etags": [e.etag for e, _, _ in rows],
             "paths": [e.path for e, _, _ in rows],
             "sizes": [e.size for e, _, _ in rows],
             "mtimes": [e.mtime_ns for e, _, _ in rows],

@@ -44,10 +44,10 @@ class ReleaseConfig:
     problem: str | None = None
 
 
-def read_release_config(root: Path) -> ReleaseConfig:
-    """The `[releases]` table of relidash.toml, or defaults (with a problem if it is unusable)."""
-    path = root / CONFIG_NAME
-    if not path.is_file():
+def read_release_config(path: Path | None) -> ReleaseConfig:
+    """The `[releases]` table of relidash.toml (`path`: the file, None when the source has
+    none), or defaults (with a problem if it is unusable)."""
+    if path is None or not path.is_file():
         return ReleaseConfig()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -65,10 +65,12 @@ def read_release_config(root: Path) -> ReleaseConfig:
     return ReleaseConfig(key=key, order=tuple(str(o) for o in order))
 
 
-def release_config_digest(root: Path) -> str:
+def release_config_digest(path: Path | None) -> str:
     """A fingerprint of relidash.toml ('' when absent): releases are re-ranked when it changes."""
+    if path is None:
+        return ""
     try:
-        return hashlib.sha256((root / CONFIG_NAME).read_bytes()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return ""
 
@@ -143,11 +145,11 @@ def order_releases(
 
 
 def assign_releases(
-    con: duckdb.DuckDBPyConnection, root: Path, suites: list[str] | None = None
+    con: duckdb.DuckDBPyConnection, config_file: Path | None, suites: list[str] | None = None
 ) -> None:
     """Fill reports.release, release_source and release_rank for every report of `suites`
-    (None: of every suite)."""
-    config = read_release_config(root)
+    (None: of every suite), by the relidash.toml in `config_file` (None: the defaults)."""
+    config = read_release_config(config_file)
     con.execute("DELETE FROM problems WHERE file = $f", {"f": CONFIG_NAME})
     if config.problem:
         con.execute(

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dashboard.data.formats import REPORT_SUFFIXES
+
 HEAD_BYTES = 64 * 1024
 MIB = 1024 * 1024
 DIGEST_CHUNK = 1 << 20
@@ -36,15 +38,15 @@ class FileEntry:
     size: int
     mtime_ns: int
     racy: bool
+    # An object's ETag (object storage); "" for a local file. size and mtime alone miss an
+    # object overwritten in the same second with the same size.
+    etag: str = ""
 
 
 @dataclass(frozen=True)
 class FileProblem:
     path: str
     reason: str
-
-
-REPORT_SUFFIXES = (".json", ".eval")
 
 
 def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:

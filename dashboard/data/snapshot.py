@@ -4,6 +4,10 @@ DuckDB lets one process write a database file; a server that kept the catalog op
 lock out `relidash summary` and other servers. So the server opens the file only to
 refresh it (retrying while another process holds it), copies the file, and closes it.
 Queries run on cursors of the read-only copy, one per thread.
+
+A source that cannot be listed (object storage unreachable, credentials gone) never
+empties what is served: the last good catalog stays, and `notice` says why it may be
+out of date.
 """
 
 from __future__ import annotations
@@ -25,15 +29,19 @@ from dashboard.data.catalog import (
     open_catalog,
     settle_catalog,
 )
-from dashboard.data.ingest import IngestResult, catalog_version, directory_changed
+from dashboard.data.freshness import catalog_version, directory_changed, meta_value
+from dashboard.data.ingest import IngestResult
+from dashboard.data.sources import SourceError
+from dashboard.data.sources.reports import ReportSource, as_source
 
 BUSY_RETRY_SECONDS = 30.0
 SNAPSHOT = "snapshot"  # the attached copy's name; every cursor uses it
 
 
 class ServedCatalog:
-    def __init__(self, reports_dir: Path, location: str) -> None:
-        self.reports_dir = reports_dir
+    def __init__(self, reports: Path | ReportSource, location: str) -> None:
+        self.reports_dir = reports
+        self.source = as_source(reports)
         self.location = location
         self.version = -1
         self.last_result: IngestResult | None = None
@@ -44,35 +52,55 @@ class ServedCatalog:
     def refresh(
         self, load: Callable[[duckdb.DuckDBPyConnection], IngestResult]
     ) -> IngestResult | None:
-        """Run `load` on a writer connection, then swap in a fresh copy if it changed."""
-        with self._lock:
-            if self.location == MEMORY:
-                if self._snapshot is None:
-                    self._snapshot = open_catalog(MEMORY)
-                self.last_result = load(self._snapshot)
-                self.version = catalog_version(self._snapshot)
-                return self.last_result
-            if self._snapshot is None and self._adopt_existing():
-                return self.last_result
-            writer = self._open_writer()
-            if writer is None:
-                return None
-            try:
-                self.last_result = load(writer)
-                version = catalog_version(writer)
-                settle_catalog(writer)
-            finally:
-                writer.close()
-            if version != self.version or self._snapshot is None:
-                self._snapshot = self._take_snapshot()
-                self.version = version
-            return self.last_result
+        """Run `load` on a writer connection, then swap in a fresh copy if it changed.
 
-    def _adopt_existing(self) -> bool:
+        When the source cannot be read (SourceError) the catalog served stays as it was
+        and `notice` says so; with nothing served yet, the catalog on disk is served as
+        it is, and with no catalog at all the error is raised.
+        """
+        with self._lock:
+            try:
+                return self._refresh(load)
+            except SourceError as exc:
+                self.notice = f"{exc}. Showing the reports as last loaded."
+                if self._snapshot is None and not self._adopt_existing(check=False):
+                    raise
+                return self.last_result
+
+    def _refresh(
+        self, load: Callable[[duckdb.DuckDBPyConnection], IngestResult]
+    ) -> IngestResult | None:
+        if self.location == MEMORY:
+            if self._snapshot is None:
+                self._snapshot = open_catalog(MEMORY)
+            self.last_result = load(self._snapshot)
+            self.version = catalog_version(self._snapshot)
+            self.notice = None
+            return self.last_result
+        if self._snapshot is None and self._adopt_existing():
+            self.notice = None
+            return self.last_result
+        writer = self._open_writer()
+        if writer is None:
+            return None
+        try:
+            self.last_result = load(writer)
+            version = catalog_version(writer)
+            settle_catalog(writer)
+        finally:
+            writer.close()
+        if version != self.version or self._snapshot is None:
+            self._snapshot = self._take_snapshot()
+            self.version = version
+        return self.last_result
+
+    def _adopt_existing(self, *, check: bool = True) -> bool:
         """Start from the catalog on disk without taking the writer, if it is current.
 
         A server restarted on an unchanged directory then shows its first page after one
-        copy and a stat of every file, not a full load.
+        copy and a stat of every file (one listing in object storage), not a full load.
+        Without `check` it is adopted as it is: the last good catalog, when the source
+        cannot be listed. SourceError when `check` cannot list the source.
         """
         if not Path(self.location).is_file():
             return False
@@ -83,7 +111,11 @@ class ServedCatalog:
             }
             if not {"meta", "files", "reports", "problems"} <= tables:
                 return False
-            if not layout_is_current(snapshot) or directory_changed(snapshot, self.reports_dir):
+            if not layout_is_current(snapshot):
+                return False
+            if meta_value(snapshot, "reports_dir") != self.source.ident:
+                return False
+            if check and directory_changed(snapshot, self.source):
                 return False
         except duckdb.Error:
             return False  # locked by a writer, or not a catalog: take the normal path
@@ -96,10 +128,19 @@ class ServedCatalog:
         return True
 
     def stale(self) -> bool:
-        """Whether the reports directory differs from the loaded catalog (cheap: stat only)."""
+        """Whether the source differs from the loaded catalog (cheap: a stat of each file,
+        or one listing of a bucket). A source that cannot be listed is not called stale:
+        the catalog served stays, and `notice` says why it may be out of date."""
         if self._snapshot is None:
             return True
-        return directory_changed(self.cursor(), self.reports_dir)
+        try:
+            changed = directory_changed(self.cursor(), self.source)
+        except SourceError as exc:
+            self.notice = f"{exc}. Showing the reports as last loaded."
+            return False
+        if not changed:
+            self.notice = None  # listed again: what is served is current
+        return changed
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         if self._snapshot is None:
@@ -113,8 +154,9 @@ class ServedCatalog:
         deadline = time.monotonic() + BUSY_RETRY_SECONDS
         while True:
             try:
+                writer = open_catalog(self.location)
                 self.notice = None
-                return open_catalog(self.location)
+                return writer
             except CatalogError as exc:
                 if time.monotonic() > deadline:
                     if self._snapshot is None:

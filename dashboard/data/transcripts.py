@@ -3,7 +3,9 @@
 The catalog keeps what pages need to list and rank cases; transcripts, outputs, graders'
 reasons and evidence (most of a report's bytes) stay in the file and are parsed on
 demand. The path comes from the catalog's own record of the directory walk, never from
-report content. An Inspect log's case is one sample: its epochs' transcripts are read
+report content; for object storage the file is the mirror's copy of the object
+(downloaded on demand, e.g. by a replica that started from a seed catalog), given by the
+source (dashboard/data/sources/reports.py). An Inspect log's case is one sample: its epochs' transcripts are read
 from the log (dashboard/data/formats/inspect_transcript.py) into the same columns a
 multivon-eval report's trials give, `output` being the rendered transcript.
 """
@@ -23,6 +25,8 @@ from dashboard.data.formats.inspect_transcript import evaluators, read_sample_ep
 from dashboard.data.ingest import reader_buffer_bytes
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
+from dashboard.data.sources import SourceError
+from dashboard.data.sources.reports import DirectorySource, NotInSource, ReportSource
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,25 +46,37 @@ TRIAL_COLUMNS = (
 NO_TRANSCRIPT = "(this epoch's transcript is not in the log)"
 
 
-def read_case_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
-    """The case's recorded trials (0.18+; an Inspect sample's epochs), in run order."""
+def read_case_trials(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    case_idx: int,
+    source: ReportSource | None = None,
+) -> pd.DataFrame:
+    """The case's recorded trials (0.18+; an Inspect sample's epochs), in run order.
+
+    `source` gives the report file (None: the directory the catalog records)."""
     if _harness(con, report_id) == INSPECT:
-        return _inspect_trials(con, report_id, case_idx)
+        return _inspect_trials(con, report_id, case_idx, source)
     frame: pd.DataFrame = _read_case(
-        con, report_id, case_idx, "case_trials", TRIALS_ONLY_COLUMNS, run_query
+        con, report_id, case_idx, "case_trials", TRIALS_ONLY_COLUMNS, run_query, source
     )
     return frame
 
 
-def read_case_text(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> dict[str, Any]:
+def read_case_text(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    case_idx: int,
+    source: ReportSource | None = None,
+) -> dict[str, Any]:
     """The case's stored output (the last run's) and its graders' verdicts as JSON text."""
     if _harness(con, report_id) == INSPECT:
-        trials = _inspect_trials(con, report_id, case_idx)
+        trials = _inspect_trials(con, report_id, case_idx, source)
         if trials.empty:
             return {"output": None, "evaluators": None}
         last = trials.iloc[-1]
         return {"output": last["output"], "evaluators": last["evaluators"]}
-    rows = _read_case(con, report_id, case_idx, "case_text", CASE_TEXT_COLUMNS, fetch_rows)
+    rows = _read_case(con, report_id, case_idx, "case_text", CASE_TEXT_COLUMNS, fetch_rows, source)
     return rows[0] if rows else {"output": None, "evaluators": None}
 
 
@@ -71,14 +87,16 @@ def _harness(con: duckdb.DuckDBPyConnection, report_id: int) -> str | None:
     return str(rows[0][0]) if rows and rows[0][0] is not None else None
 
 
-def _inspect_trials(con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int) -> pd.DataFrame:
+def _inspect_trials(
+    con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int, source: ReportSource | None
+) -> pd.DataFrame:
     """An Inspect sample's epochs: outcomes from the catalog, transcripts from the log."""
     import pandas as pd
 
     rows = fetch_rows(con, "inspect_case_trials", report_id=report_id, case_idx=case_idx)
     if not rows:
         return pd.DataFrame(columns=list(TRIAL_COLUMNS))
-    path, relative, size = _report_file(con, report_id)
+    path, relative, size = _report_file(con, report_id, source)
     first = rows[0]
     scorer, threshold = str(first["scorer"]), float(first["pass_threshold"])
     try:
@@ -103,9 +121,10 @@ def _read_case(
     query: str,
     columns: dict[str, str],
     fetch: Callable[..., Any],
+    source: ReportSource | None,
 ) -> Any:
     """Run a named query that reads one case from the report's file."""
-    path, relative, size = _report_file(con, report_id)
+    path, relative, size = _report_file(con, report_id, source)
     try:
         return fetch(
             con,
@@ -119,25 +138,35 @@ def _read_case(
         raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
 
 
-def _report_file(con: duckdb.DuckDBPyConnection, report_id: int) -> tuple[Path, str, int]:
-    """(absolute path, path as listed, size) of the report's file, unchanged since loaded."""
+def _report_file(
+    con: duckdb.DuckDBPyConnection, report_id: int, source: ReportSource | None
+) -> tuple[Path, str, int]:
+    """(local path, path as listed, size) of the report's file, unchanged since loaded."""
     rows = con.execute(
-        "SELECT m.value, f.path, f.size, f.mtime_ns FROM files f, meta m "
+        "SELECT m.value, f.path, f.size, f.mtime_ns, f.etag FROM files f, meta m "
         "WHERE m.key = 'reports_dir' AND f.report_id = $r",
         {"r": report_id},
     ).fetchall()
     if not rows:
         raise TranscriptUnavailable("the report is no longer in the catalog; reload the reports")
-    root, relative, size, mtime_ns = rows[0]
-    path = (Path(root) / relative).resolve()
-    if not path.is_relative_to(Path(root).resolve()):
-        raise TranscriptUnavailable(f"{relative} is outside the reports directory")
+    root, relative, size, mtime_ns, etag = rows[0]
+    if source is None:
+        source = DirectorySource(Path(root))
+    elif source.ident != root:
+        raise TranscriptUnavailable(f"the catalog describes {root}, not {source.label}")
     try:
+        path = source.open_file(relative)
         stat = path.stat()
+    except SourceError as exc:
+        raise TranscriptUnavailable(f"{relative} cannot be read now ({exc})") from exc
+    except NotInSource as exc:
+        raise TranscriptUnavailable(f"{relative} is outside the reports directory") from exc
     except OSError as exc:
         raise TranscriptUnavailable(
-            f"{relative} cannot be read now ({exc.strerror}); reload the reports"
+            f"{relative} cannot be read now ({exc.strerror or exc}); reload the reports"
         ) from exc
-    if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns):
+    if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns) or (
+        etag and source.copy_version(relative) != etag
+    ):
         raise TranscriptUnavailable(f"{relative} changed since it was loaded; reload the reports")
     return path, relative, size

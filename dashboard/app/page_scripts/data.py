@@ -4,12 +4,13 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download
+from dashboard.render.formatting import md
 
 st.title("Data")
 version = app_state.version()
 overview = app_state.overview(version)
 problems = app_state.problems(version)
-st.caption(f"Reports directory: {app_state.reports_dir()}")
+st.caption(f"Reports: {md(app_state.reports_label())}")
 st.subheader(f"Report files ({len(overview)})")
 files = overview[
     [

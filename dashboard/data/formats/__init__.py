@@ -15,6 +15,9 @@ import re
 MULTIVON = "multivon-eval"
 INSPECT = "inspect-ai"
 HARNESSES = (MULTIVON, INSPECT)
+# The suffixes of report files, in a directory and in object storage alike; which harness
+# wrote one is decided by its content (harness_of).
+REPORT_SUFFIXES = (".json", ".eval")
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty archive
 # An Inspect JSON log opens with one of EvalLog's fields (it writes `version` first);

@@ -63,10 +63,13 @@ class InspectSettings:
         return json.dumps([self.scorer, self.pass_threshold, self.problem])
 
 
-def read_inspect_settings(root: Path) -> InspectSettings:
-    """The `[inspect]` table of the reports directory's relidash.toml, or the defaults."""
+def read_inspect_settings(config: Path | None) -> InspectSettings:
+    """The `[inspect]` table of the source's relidash.toml (`config`: the file, None when
+    the source has none), or the defaults."""
+    if config is None:
+        return InspectSettings()
     try:
-        data = tomllib.loads((root / CONFIG_NAME).read_text(encoding="utf-8"))
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return InspectSettings()
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

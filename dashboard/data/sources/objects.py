@@ -16,11 +16,12 @@ cleared before every listing, and each call builds its own filesystem).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dashboard.data.formats import REPORT_SUFFIXES
 from dashboard.data.sources import (
     Location,
     SourceError,
@@ -29,8 +30,6 @@ from dashboard.data.sources import (
     where,
 )
 
-# the suffixes of report files, as the local directory scan takes them
-REPORT_SUFFIXES = (".json", ".eval")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -51,8 +50,11 @@ def is_report_key(key: str) -> bool:
     return key.endswith(REPORT_SUFFIXES) and not key.endswith("/")
 
 
-def list_objects(location: Location, *, anon: bool = False) -> list[ObjectEntry]:
-    """Every `*.json` and `*.eval` object under the location's prefix, sorted by key.
+def list_objects(
+    location: Location, *, anon: bool = False, also: Collection[str] = ()
+) -> list[ObjectEntry]:
+    """Every `*.json` and `*.eval` object under the location's prefix (and those of the
+    keys `also` names, such as relidash.toml), sorted by key.
 
     One fresh listing: a new filesystem, its cache cleared, `find` over the whole prefix
     (s3fs pages ListObjectsV2 past its 1,000 keys a page).
@@ -71,7 +73,7 @@ def list_objects(location: Location, *, anon: bool = False) -> list[ObjectEntry]
         if not isinstance(name, str) or not name.startswith(base):
             continue  # the prefix itself, when it names an object rather than a "folder"
         key = name[len(base) :]
-        if not is_report_key(key) or info.get("type", "file") != "file":
+        if not (is_report_key(key) or key in also) or info.get("type", "file") != "file":
             continue
         entries.append(entry_from_info(key, info))
     entries.sort(key=lambda e: e.key)
