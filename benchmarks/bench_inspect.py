@@ -38,9 +38,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import make_inspect_fixtures as fixtures  # noqa: E402
 import zstandard  # noqa: E402
+from bench_load import run_timed  # noqa: E402
 
 from dashboard.data.formats.zip_members import read_directory  # noqa: E402
 
@@ -165,28 +167,9 @@ def _member(archive: bytes, name: str) -> bytes:
 
 
 def timed(command: list[str], stdin: bytes | None = None) -> tuple[float, float, bytes]:
-    """(wall seconds, the child's own peak RSS in MB, stdout) of a subprocess (os.wait4)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            cwd=REPO,
-        )
-        if stdin is not None:
-            assert process.stdin is not None
-            process.stdin.write(stdin)
-            process.stdin.close()
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - started
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.stderr.write(err.read().decode(errors="replace")[-4000:])
-            raise SystemExit(f"bench_inspect: {command[:3]} failed")
-        return seconds, usage.ru_maxrss / 1024, out.read()
+    """(wall seconds, the child's own peak RSS in MB, stdout): bench_load's run_timed."""
+    result = run_timed(command, stdin, cwd=REPO)
+    return result.seconds, result.peak_rss_mb, result.stdout
 
 
 def relidash_summary(corpus: Path, catalog: Path) -> tuple[float, float, dict[str, Any]]:
