@@ -294,16 +294,33 @@ def review_history(
 
 
 def approved_but_changed() -> dict[tuple[str, str], Any]:
+    """Approved releases whose evidence changed, for the Releases and Review pages' flag.
+
+    Hashing the evidence files is cached per catalog version and set of records: the
+    report files change only when a load says so (and bumps the version), records only
+    by a new file name, so a page view does not read every signed report again.
+    """
+    directory = reviews_dir()
+    try:
+        names = tuple(sorted(p.name for p in directory.glob("*.json")))
+    except OSError:
+        names = ()
+    return _approved_but_changed(version(), str(directory), names)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _approved_but_changed(
+    version: int, directory: str, names: tuple[str, ...]
+) -> dict[tuple[str, str], Any]:
     from dashboard.analysis.review_history import approved_but_changed as flagged
     from dashboard.data.signoffs import ReviewsDirError
 
     try:
-        return flagged(reviews_dir(), source())
+        return flagged(Path(directory), source())
     except (ReviewsDirError, SourceError):
         return {}  # the pages that list sign-offs say why
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
 def review_packet(
     version: int,
     suite: str,
@@ -313,7 +330,8 @@ def review_packet(
     count_agent_errors: bool,
 ) -> bytes:
     """The review packet (one HTML file) for the review the page shows, with its sign-offs
-    as recorded now."""
+    as recorded now: not cached, since a sign-off changes it and the catalog version
+    does not."""
     from dashboard.analysis.review import utc_now
     from dashboard.render.packet import render_packet
 

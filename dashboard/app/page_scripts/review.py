@@ -146,12 +146,12 @@ if submitted:
         st.success(f"Recorded: {decision} by {md(record['by'])} ({md(path.name)})")
         st.rerun()
 
-packet = app_state.review_packet(
-    version, suite, release, None if base == "(none)" else base, k, count_errors
-)
 st.download_button(
     "Download the review packet (HTML)",
-    data=packet,
+    # built when clicked, with the sign-offs recorded by then
+    data=lambda: app_state.review_packet(
+        version, suite, release, None if base == "(none)" else base, k, count_errors
+    ),
     file_name=f"review-{suite}-{release}.html",
     mime="text/html",
     key="dl_packet",
