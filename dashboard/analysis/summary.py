@@ -142,7 +142,8 @@ SUMMARY_BATCH = 500
 
 
 def loaded_suites(con: duckdb.DuckDBPyConnection) -> set[str]:
-    return {str(row["suite"]) for row in fetch_rows(con, "report_overview")}
+    """The suites loaded: one DISTINCT row each, not every report's overview row."""
+    return {str(row["suite"]) for row in fetch_rows(con, "suite_names")}
 
 
 def _wanted(row: dict[str, Any], suites: Sequence[str] | None, release: str | None) -> bool:
