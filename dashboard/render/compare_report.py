@@ -10,11 +10,7 @@ from __future__ import annotations
 from dashboard.analysis.comparing import STILL_PASSING, Comparison, LedgerEntry
 from dashboard.analysis.deltas import INTERVAL_NOTE
 from dashboard.analysis.estimates import policy_note
-from dashboard.render.formatting import one_line
-
-
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
+from dashboard.render.formatting import one_line, points
 
 
 def _entry_line(entry: LedgerEntry) -> str:
@@ -43,8 +39,8 @@ def render_text(comparison: Comparison, list_still_passing: bool = False) -> str
             out.append(f"  {d.name:<8} {d.unknown_reason}")
             continue
         out.append(
-            f"  {d.name:<8} {100 * d.base:>6.1f}% {100 * d.head:>6.1f}% {_pts(d.delta.delta):>7}"
-            f"   [{_pts(d.delta.ci_low)}, {_pts(d.delta.ci_high)}]"
+            f"  {d.name:<8} {100 * d.base:>6.1f}% {100 * d.head:>6.1f}% {points(d.delta.delta):>7}"
+            f"   [{points(d.delta.ci_low)}, {points(d.delta.ci_high)}]"
         )
     out.append(f"  (means over the {c.n_pairs} cases evaluated in both; {INTERVAL_NOTE})")
     out += ["", f"Case ledger ({len(c.ledger)} matched cases, passes/runs base → head):"]

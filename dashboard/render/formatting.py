@@ -49,6 +49,29 @@ def with_case_links(frame: pd.DataFrame, suite: str) -> pd.DataFrame:
     return shown.drop(columns=["link_key"])
 
 
+def points(x: float | None, minus: str = "-") -> str:
+    """A change in percentage points with its sign: `+3.3`, `-6.7` (— when UNKNOWN)."""
+    return "—" if x is None else f"{100 * x:+.1f}".replace("-", minus)
+
+
+def delta_text(
+    delta: float | None,
+    low: float | None,
+    high: float | None,
+    pairs: int,
+    unknown: str = "",
+    minus: str = "-",
+) -> str:
+    """A paired change in points with its CI, as every surface shows it:
+    `+3.3 pts [-6.7, +13.3] over 30 cases` (`unknown`, else UNKNOWN, without one)."""
+    if delta is None or low is None or high is None:
+        return unknown or "UNKNOWN"
+    return (
+        f"{points(delta, minus)} pts [{points(low, minus)}, {points(high, minus)}] "
+        f"over {pairs} cases"
+    )
+
+
 def pct(value: Any) -> str:
     return "UNKNOWN" if value is None or pd.isna(value) else f"{100 * float(value):.1f}%"
 
@@ -86,11 +109,12 @@ def display_release_table(table: pd.DataFrame) -> pd.DataFrame:
     for r in table.itertuples(index=False):
         change = "—"
         if r.pass_hat_k_change is not None and pd.notna(r.pass_hat_k_change):
-            change = (
-                f"{100 * r.pass_hat_k_change:+.1f} pts [{100 * r.pass_hat_k_change_ci_low:+.1f}, "
-                f"{100 * r.pass_hat_k_change_ci_high:+.1f}] over {r.pass_hat_k_change_pairs} cases"
-                + (" ◆" if r.pass_hat_k_change_significant else "")
-            )
+            change = delta_text(
+                r.pass_hat_k_change,
+                r.pass_hat_k_change_ci_low,
+                r.pass_hat_k_change_ci_high,
+                r.pass_hat_k_change_pairs,
+            ) + (" ◆" if r.pass_hat_k_change_significant else "")
         runs = (
             "—"
             if r.runs_max is None

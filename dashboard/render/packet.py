@@ -40,6 +40,7 @@ from dashboard.analysis.review import (
     evidence_status,
     review_json,
 )
+from dashboard.render import formatting
 from dashboard.render.charts import releases_chart
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_line, strict_line
@@ -137,17 +138,14 @@ def _badge(verdict: str) -> str:
     return f'<span class="badge {_e(verdict)}">{_e(verdict)}</span>'
 
 
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}".replace("-", "\u2212")
+MINUS = "\u2212"  # the packet is typeset: a real minus sign in its deltas
 
 
 def delta_text(
     delta: float | None, low: float | None, high: float | None, pairs: int, unknown: str = ""
 ) -> str:
     """A paired Δ in points with its CI: `+3.3 pts [−6.7, +13.3] over 30 cases`."""
-    if delta is None or low is None or high is None:
-        return unknown or "UNKNOWN"
-    return f"{_pts(delta)} pts [{_pts(low)}, {_pts(high)}] over {pairs} cases"
+    return formatting.delta_text(delta, low, high, pairs, unknown, minus=MINUS)
 
 
 def _case(case_id: Any, text: Any) -> _Html:

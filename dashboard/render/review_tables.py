@@ -19,19 +19,16 @@ from dashboard.analysis.comparing import LedgerEntry
 from dashboard.analysis.matching import story_link_key
 from dashboard.analysis.review import Review, envelope_meaning
 from dashboard.analysis.review_history import ReviewEntry
-from dashboard.render.formatting import case_url, envelope_text, one_line, pct, pct_ci
+from dashboard.render.formatting import (
+    case_url,
+    delta_text,
+    envelope_text,
+    one_line,
+    pct,
+    pct_ci,
+    points,
+)
 from dashboard.render.gate_report import rule_line
-
-
-def points(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:+.1f}"
-
-
-def delta_text(delta: float | None, low: float | None, high: float | None, pairs: int) -> str:
-    """A paired change as points with its CI: `+3.3 pts [−6.7, +13.3] over 30 cases`."""
-    if delta is None:
-        return "UNKNOWN"
-    return f"{points(delta)} pts [{points(low)}, {points(high)}] over {pairs} cases"
 
 
 def headline(review: Review) -> list[dict[str, str]]:
