@@ -60,8 +60,6 @@ CREATE TABLE IF NOT EXISTS metrics (
 -- scope: 'file' (nothing loaded), 'case' (that case left out of every metric),
 -- 'report' (loaded; a warning about the file).
 CREATE TABLE IF NOT EXISTS problems (file VARCHAR, scope VARCHAR, reason VARCHAR);
--- The summary document for the catalog version it was built from (a warm start prints it).
 -- Each report's entry of the summary document, as JSON text: a load that changes one
--- file rebuilds one entry. Cleared for every report when releases are re-ranked.
+-- file rebuilds one entry. A report's entry is dropped when its release label moves.
 CREATE TABLE IF NOT EXISTS report_records (report_id INTEGER, record VARCHAR);
-CREATE TABLE IF NOT EXISTS summary_cache (grouping VARCHAR, version BIGINT, document VARCHAR);

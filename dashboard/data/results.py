@@ -64,13 +64,9 @@ def store_report_results(
         raise
 
 
-def stored_records(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
-    """Each report's summary entry kept from earlier loads, by report_id."""
-    return dict(con.execute("SELECT report_id, record FROM report_records").fetchall())
-
-
 def stored_records_for(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> dict[int, str]:
-    """stored_records for some reports only: a streamed summary reads them a batch at a time."""
+    """Each listed report's summary entry kept from earlier loads, by report_id (a streamed
+    summary reads them a batch at a time)."""
     return dict(
         con.execute(
             "SELECT r.report_id, r.record FROM report_records r "
@@ -86,22 +82,3 @@ def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]
             "INSERT INTO report_records SELECT unnest($ids), unnest($texts)",
             {"ids": [rid for rid, _ in records], "texts": [text for _, text in records]},
         )
-
-
-def cached_summary(con: duckdb.DuckDBPyConnection, by: str, version: int) -> str | None:
-    """The summary document stored for this catalog version, if any."""
-    rows = con.execute(
-        "SELECT document FROM summary_cache WHERE grouping = $by AND version = $v",
-        {"by": by, "v": version},
-    ).fetchall()
-    return str(rows[0][0]) if rows else None
-
-
-def store_summary(con: duckdb.DuckDBPyConnection, by: str, version: int, document: str) -> None:
-    """Keep the summary for this version; documents of older versions are dropped."""
-    con.execute(
-        "DELETE FROM summary_cache WHERE grouping = $by OR version <> $v", {"by": by, "v": version}
-    )
-    con.execute(
-        "INSERT INTO summary_cache VALUES ($by, $v, $d)", {"by": by, "v": version, "d": document}
-    )

@@ -85,5 +85,3 @@ CASE_TEXT_COLUMNS: dict[str, str] = {"cases": f"STRUCT(output VARCHAR, evaluator
 
 # Tables holding rows keyed by report_id, cleared when a report file changes or goes.
 REPORT_TABLES = ("report_records", "metrics", "trials", "case_tags", "cases", "reports")
-# Derived from everything; cleared whenever the catalog changes.
-DERIVED_TABLES = ("summary_cache",)
