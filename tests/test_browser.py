@@ -245,9 +245,13 @@ def page(browser: Any) -> Iterator[Any]:
 
 def settle(page: Any) -> None:
     """Wait for the app to connect, show a heading, and finish running its script."""
-    page.wait_for_selector('[data-testid="stApp"]')
-    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]')
-    page.locator("h1").first.wait_for()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]')
+        page.locator("h1").first.wait_for()
+    except PlaywrightTimeout:
+        pytest.fail(f"{page.url}: no connected app with a heading:\n{page.inner_text('body')}")
     deadline = time.monotonic() + SETTLE_TIMEOUT
     quiet_since: float | None = None
     while True:

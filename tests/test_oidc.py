@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from servers import STOP_BEFORE_EXEC, free_port, healthy, stop_group
+from test_browser import settle as settle_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_reports"
@@ -43,7 +44,6 @@ CHROMIUM_ARGS = [
 ]
 START_TIMEOUT = 90.0  # seconds for the server to answer
 SETTLE_TIMEOUT = 60.0  # seconds for a page's script to finish
-QUIET = 1.0  # seconds with no running script before a page counts as rendered
 
 COOKIE_SECRET = "relidash-oidc-test-cookie-secret-a"
 OTHER_SECRET = "relidash-oidc-test-cookie-secret-b"
@@ -249,31 +249,7 @@ class Tab:
 
     def settle(self) -> None:
         """Wait for the app to connect, show a heading, and finish running its script."""
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        page = self.page
-        try:
-            page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]')
-            page.locator("h1").first.wait_for()
-        except PlaywrightTimeout:
-            pytest.fail(f"{page.url}: no connected app with a heading:\n{page.inner_text('body')}")
-        deadline = time.monotonic() + SETTLE_TIMEOUT
-        quiet_since: float | None = None
-        while True:
-            state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
-            running = (
-                state != "notRunning" or page.locator('[data-testid="stStatusWidget"]').count() > 0
-            )
-            now = time.monotonic()
-            if running:
-                quiet_since = None
-            elif quiet_since is None:
-                quiet_since = now
-            elif now - quiet_since >= QUIET:
-                return
-            if now > deadline:
-                pytest.fail(f"{page.url}: the script was still running after {SETTLE_TIMEOUT} s")
-            page.wait_for_timeout(100)
+        settle_page(self.page)
 
     def heading(self) -> str:
         return str(self.page.locator("h1").first.inner_text()).strip()
