@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS cases (
     status VARCHAR, stored_status VARCHAR, runs INTEGER, pass_count INTEGER,
     n INTEGER, c INTEGER, agent_errors INTEGER, trial_passes INTEGER, other_errors INTEGER, score DOUBLE, model_error VARCHAR,
     judge_error VARCHAR, evaluator_error VARCHAR, tags VARCHAR[],
-    n_trials INTEGER, lottery_rank INTEGER, excluded_reason VARCHAR,
+    n_trials INTEGER, excluded_reason VARCHAR,
     agent_errors_left_out INTEGER,
     PRIMARY KEY (report_id, case_idx)
 );
@@ -60,6 +60,10 @@ CREATE TABLE IF NOT EXISTS metrics (
 -- scope: 'file' (nothing loaded), 'case' (that case left out of every metric),
 -- 'report' (loaded; a warning about the file).
 CREATE TABLE IF NOT EXISTS problems (file VARCHAR, scope VARCHAR, reason VARCHAR);
--- Each report's entry of the summary document, as JSON text: a load that changes one
--- file rebuilds one entry. A report's entry is dropped when its release label moves.
-CREATE TABLE IF NOT EXISTS report_records (report_id INTEGER, record VARCHAR);
+-- Each report's entry of the summary document, as zlib-compressed JSON text: a load that
+-- changes one file rebuilds one entry. A report's entry is dropped when its label moves.
+CREATE TABLE IF NOT EXISTS report_records (report_id INTEGER, record BLOB);
+-- Each report's lottery cases at its own largest run count, rank 1 the best debugging
+-- target (dashboard/stats/lottery.py). Written by the metrics pass: rows are only ever
+-- added (an update would leave the old row group's blocks free in the file).
+CREATE TABLE IF NOT EXISTS lottery (report_id INTEGER, case_idx INTEGER, rank INTEGER);

@@ -578,9 +578,7 @@ def test_metrics_computed_during_the_load_equal_those_computed_after(reports_dir
                 for table in ("metrics", "problems")
             ]
             + [
-                con.execute(
-                    "SELECT report_id, case_idx, lottery_rank FROM cases ORDER BY ALL"
-                ).fetchall()
+                con.execute("SELECT report_id, case_idx, rank FROM lottery ORDER BY ALL").fetchall()
             ]
         )
         con.close()

@@ -17,7 +17,7 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "9"  # 9: files.etag (objects in object storage)
+SCHEMA_VERSION = "10"  # 10: report_records compressed, lottery ranks in `lottery`
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once. Every
 # open replays the log (about 0.1 s per MiB) and a checkpoint costs about 0.2 s, whatever

@@ -8,6 +8,7 @@ it may have been mid-write). Must not: write to the catalog, or read a report's 
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,17 @@ def is_changed(entry: FileEntry, previous: tuple[Any, ...] | None) -> bool:
         return True
     size, mtime_ns, _digest, racy, etag = previous
     return bool((size, mtime_ns, etag or "") != (entry.size, entry.mtime_ns, entry.etag) or racy)
+
+
+def listing_digest(entries: list[FileEntry]) -> str:
+    """A digest of a listing: every file's path, size, mtime and ETag, in listing order.
+
+    A load stores the digest of the listing it ended with (when no file was racy); the
+    next one that lists the same digest knows, without comparing file by file, that no
+    file changed and none is gone.
+    """
+    text = "\n".join(f"{e.path}\0{e.size}\0{e.mtime_ns}\0{e.etag}" for e in entries)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def known_files(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Any, ...]]:
@@ -49,11 +61,12 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
     if meta_value(con, "reports_dir") != source.ident:
         return True
     listing = source.listing()
-    known = known_files(con)
-    if len(known) != len(listing.entries):
-        return True
-    if any(is_changed(e, known.get(e.path)) for e in listing.entries):
-        return True
+    if meta_value(con, "listing") != listing_digest(listing.entries):
+        known = known_files(con)
+        if len(known) != len(listing.entries):
+            return True
+        if any(is_changed(e, known.get(e.path)) for e in listing.entries):
+            return True
     walk = set(
         con.execute(
             "SELECT file, reason FROM problems WHERE scope = 'file' "

@@ -1,16 +1,18 @@
 """Bring a catalog up to date with a reports directory or another source (a prefix in
 object storage, read through its local mirror: dashboard/data/sources/reports.py).
 
-Only new and changed files are parsed (multivon-eval reports by DuckDB's JSON reader, in
-batches; Inspect logs in Python, dashboard/data/ingest_inspect.py); deleted files are
-dropped. A file that cannot be used becomes one row in `problems` and never stops the
+Only new and changed files are parsed (multivon-eval reports by DuckDB, in batches:
+dashboard/data/staging.py; Inspect logs in Python, dashboard/data/ingest_inspect.py);
+deleted files are dropped. A file that cannot be used becomes one row in `problems` and never stops the
 load. Report files are only ever read.
 """
 
 from __future__ import annotations
 
-import re
+import os
+import tempfile
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -26,23 +28,22 @@ from dashboard.data.freshness import (  # catalog_version, directory_changed: re
     directory_changed,  # noqa: F401
     is_changed,
     known_files,
+    listing_digest,
     meta_value,
 )
 from dashboard.data.ingest_inspect import insert_inspect_rows, read_inspect_logs
-from dashboard.data.queries import execute
 from dashboard.data.releases import assign_releases, release_config_digest
 from dashboard.data.scan import (
-    MIB,
     FileEntry,
     FileFacts,
     file_facts,
-    has_constant_literal,
     head_has_every_field,
     precheck_file,
     strict_json_problem,
 )
-from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE, REPORT_TABLES
+from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.data.staging import Frame, parse_batch, record_file, record_files, record_problems
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 BATCH_BYTES = 48 * 1024 * 1024
@@ -51,22 +52,16 @@ BATCH_FILES = 128
 # fast path first (stage_reports_strict): where parsing dominates, and where it succeeds.
 # The rest go straight to DuckDB's JSON reader.
 STRICT_MIN_BYTES = 1 * 1024 * 1024
+# Files smaller than this are kept in memory from their digest on and parsed together,
+# framed as one JSON array (stage_reports_framed): DuckDB's reader costs about 0.6 ms
+# per file it opens, more than it takes to parse a small report.
+FRAMED_BELOW = 256 * 1024
+# Digests are computed this many files ahead of the batch being parsed, no further: the
+# bytes kept for framing stay a few batches' worth.
+FACTS_AHEAD = 2 * BATCH_FILES
 
 ProgressFn = Callable[[int, int], None]
 BatchFn = Callable[[list[int]], None]
-
-# What a bad file can make DuckDB raise. Anything else (a binder or parser error) is a
-# bug in relidash's SQL and must surface, not be blamed on the user's files.
-_DATA_ERRORS = (
-    duckdb.InvalidInputException,
-    duckdb.ConversionException,
-    duckdb.OutOfRangeException,
-    duckdb.IOException,
-    duckdb.SerializationException,
-    # DuckDB can cut a multi-byte character when it quotes a bad value in its message,
-    # and the message then fails to decode: still a data error, with an unreadable text.
-    UnicodeDecodeError,
-)
 
 
 @dataclass(frozen=True)
@@ -128,7 +123,11 @@ def _ingest(
     listing = source.listing()
     scan_problems = list(listing.problems) + source.fetch(listing, ())  # relidash.toml
     claimed = meta_value(con, "reports_dir") == source.ident
-    known = known_files(con) if claimed else {}
+    listed = listing_digest(listing.entries)
+    # The listing the last load ended with, where none of its files was racy: when this one
+    # is the same, no file needs a look and none is gone (the per-file comparison, a third
+    # of a warm load at 100,000 files, is skipped).
+    same_listing = claimed and meta_value(con, "listing") == listed
     config = source.config_file()
     settings = read_inspect_settings(config)
     settings_changed = meta_value(con, "inspect_settings") != settings.fingerprint()
@@ -146,9 +145,12 @@ def _ingest(
             ).fetchall()
         }
     )
-    candidates = [
-        e for e in listing.entries if e.path in forced or is_changed(e, known.get(e.path))
-    ]
+    known = known_files(con) if claimed and (forced or not same_listing) else {}
+    candidates = (
+        [e for e in listing.entries if e.path in forced]
+        if same_listing
+        else [e for e in listing.entries if e.path in forced or is_changed(e, known.get(e.path))]
+    )
     gone_since = source.fetch(listing, [e.path for e in candidates])
     scan_problems += gone_since
     vanished = {p.path for p in gone_since}
@@ -158,15 +160,21 @@ def _ingest(
     removed = [p for p in known if p not in present]
 
     _claim_catalog(con, source.ident)
-    suites_before = dict(con.execute("SELECT report_id, suite FROM reports").fetchall())
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
-    _forget_files(con, removed + [p.path for p in scan_problems])
+    con.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0'), ('listing', '')"
+        + (", ('metrics_complete', '0')" if candidates else "")
+    )
+    first_new_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchall()[0][
+        0
+    ]
+    # suites that lose or gain a report have their releases ranked again
+    touched_suites = _forget_files(con, removed + [p.path for p in scan_problems])
     # Problems found by the walk (a directory named x.json, a symlink loop) have no row in
     # `files`; they are found afresh each load, so last load's are dropped first.
     walk_problems = "FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files)"
     previous_walk = set(con.execute(f"SELECT file, reason {walk_problems}").fetchall())
     con.execute(f"DELETE {walk_problems}")
-    _record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
+    record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
     walk_changed = previous_walk != {(p.path, p.reason) for p in scan_problems}
 
     counts = {"looked": 0, "touched": 0, "parsed": 0}
@@ -200,46 +208,56 @@ def _ingest(
                 continue
             yield entry, facts
 
-    next_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchall()[0][0]
-    # Digests and warning signs are computed one file ahead in a worker thread, so the
-    # Python pass over the bytes overlaps DuckDB's parse (which releases the GIL).
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    next_id = first_new_id
+    # Digests and warning signs are computed ahead in a worker thread, so the Python pass
+    # over the bytes overlaps DuckDB's parse (which releases the GIL).
+    with (
+        ThreadPoolExecutor(max_workers=1) as pool,
+        tempfile.TemporaryDirectory(prefix="relidash-load-", dir=_memory_backed_tmp()) as scratch,
+    ):
+        frame = Frame(Path(scratch) / "batch.json")
         strict_first = {
             e.path
             for e in candidates
             if e.size >= STRICT_MIN_BYTES and head_has_every_field(e.abspath)
         }
         # Those leave NaN / Infinity to the strict parse (a tenth of the cost there).
-        facts_ahead = (
-            f.result()
-            for f in [
-                pool.submit(_facts, e.abspath, e.path not in strict_first) for e in candidates
-            ]
+        facts_ahead = _prefetched(
+            pool, [(_facts, e.abspath, e.path not in strict_first) for e in candidates]
         )
         for batch in _batches(changed_files(facts_ahead)):
-            _forget_files(con, [e.path for e, _ in batch if e.path in known])
+            touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
             parseable: list[tuple[FileEntry, str, int]] = []
             logs: list[tuple[FileEntry, str, int]] = []
+            texts: dict[str, bytes] = {}
             for entry, facts in batch:
                 if harness_of(entry.path, facts.leading) == INSPECT:
                     logs.append((entry, facts.digest, next_id))
                     next_id += 1
                     continue
-                reason = precheck_file(entry, max_bytes)
+                reason = precheck_file(entry, max_bytes, facts.data)
                 if not reason and (facts.maybe_constants or facts.maybe_deep):
                     reason = strict_json_problem(entry.abspath)
                 if reason:
-                    _record_file(con, entry, facts.digest, None)
-                    _record_problems(con, [(entry.path, "file", reason)])
+                    record_file(con, entry, facts.digest, None)
+                    record_problems(con, [(entry.path, "file", reason)])
                 else:
                     parseable.append((entry, facts.digest, next_id))
                     next_id += 1
+                    if facts.data is not None:
+                        texts[entry.path] = facts.data
             large = [p for p in parseable if p[0].path in strict_first]
             small = [p for p in parseable if p[0].path not in strict_first]
+            framed = [p for p in small if p[0].path in texts]
+            rest = [p for p in small if p[0].path not in texts]
             if large:
-                _parse_batch(con, large, max_bytes, strict=True)
-            if small:
-                _parse_batch(con, small, max_bytes)
+                parse_batch(con, large, max_bytes, reader="strict")
+            if framed and frame.write([(rid, texts[e.path]) for e, _, rid in framed]):
+                parse_batch(con, framed, max_bytes, reader="framed", frame=frame)
+            elif framed:
+                parse_batch(con, framed, max_bytes)
+            if rest:
+                parse_batch(con, rest, max_bytes)
             if logs:
                 _load_inspect_batch(con, logs, settings, max_bytes)
             if on_batch and (parseable or logs):
@@ -261,9 +279,12 @@ def _ingest(
         )
         # a suite's releases are ordered among themselves: only suites that gained or lost a
         # report are ranked again, unless relidash.toml changed
-        suites_after = dict(con.execute("SELECT report_id, suite FROM reports").fetchall())
-        touched_suites = {s for i, s in suites_before.items() if i not in suites_after} | {
-            s for i, s in suites_after.items() if i not in suites_before
+        touched_suites |= {
+            suite
+            for (suite,) in con.execute(
+                "SELECT DISTINCT suite FROM reports WHERE report_id >= $first",
+                {"first": first_new_id},
+            ).fetchall()
         }
         assign_releases(con, config, None if config_changed else sorted(touched_suites))
         # stored summary entries carry the release label: drop those whose label moved
@@ -281,7 +302,11 @@ def _ingest(
             "INSERT OR REPLACE INTO meta VALUES ('inspect_settings', $s)",
             {"s": settings.fingerprint()},
         )
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
+    (racy_left,) = con.execute("SELECT coalesce(bool_or(racy), false) FROM files").fetchall()[0]
+    con.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1'), ('listing', $l)",
+        {"l": "" if racy_left else listing_digest(entries) if vanished else listed},
+    )
     changed = bool(to_parse or gone or walk_changed or config_changed or touched)
     con.execute(
         "INSERT OR REPLACE INTO meta VALUES ('version', CAST(coalesce("
@@ -310,9 +335,32 @@ def _claim_catalog(con: duckdb.DuckDBPyConnection, ident: str) -> None:
 
 def _facts(abspath: str, constants: bool) -> FileFacts:
     try:
-        return file_facts(abspath, constants=constants)
+        return file_facts(abspath, constants=constants, keep_below=FRAMED_BELOW)
     except OSError:
         return FileFacts("", False, False)  # precheck_file names the reason
+
+
+def _memory_backed_tmp() -> str | None:
+    """/dev/shm where it can be written (the framed batches never touch a disk), else the
+    system's temporary directory."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+def _prefetched(pool: ThreadPoolExecutor, calls: list[tuple]) -> Iterator[FileFacts]:
+    """The results of `calls` ((function, *args)) in order, computed FACTS_AHEAD ahead."""
+    pending: deque = deque()
+    waiting = iter(calls)
+    for fn, *args in waiting:
+        pending.append(pool.submit(fn, *args))
+        if len(pending) >= FACTS_AHEAD:
+            break
+    while pending:
+        result = pending.popleft().result()
+        for fn, *args in waiting:
+            pending.append(pool.submit(fn, *args))
+            break
+        yield result
 
 
 def _batches(
@@ -330,82 +378,6 @@ def _batches(
         yield batch
 
 
-def _parse_batch(
-    con: duckdb.DuckDBPyConnection,
-    batch: list[tuple[FileEntry, str, int]],
-    max_bytes: int,
-    *,
-    strict: bool = False,
-) -> None:
-    """Parse a batch in one statement; split it to find the files DuckDB rejects.
-
-    With `strict`, the fast path: a batch it refuses is tried file by file, and a file it
-    refuses alone is read by DuckDB's JSON reader, whose verdict stands.
-    """
-    abspaths = [e.abspath for e, _, _ in batch]
-    try:
-        con.execute("BEGIN TRANSACTION")
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
-            "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
-            "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
-            {
-                "paths": [e.path for e, _, _ in batch],
-                "abspaths": abspaths,
-                "ids": [rid for _, _, rid in batch],
-                "mtimes": [e.mtime_ns for e, _, _ in batch],
-            },
-        )
-        if strict:
-            execute(con, "stage_reports_strict", files=abspaths, structure=REPORT_STRUCTURE)
-        else:
-            execute(
-                con,
-                "stage_reports",
-                files=abspaths,
-                columns=REPORT_COLUMNS,
-                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in batch), max_bytes),
-            )
-        rejected = _reject_non_reports(con)
-        if strict:
-            rejected |= _reject_constant_literals(con)
-        execute(con, "stage_cases")
-        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
-            execute(con, name)
-        _record_files(
-            con, [(e, digest, None if e.path in rejected else rid) for e, digest, rid in batch]
-        )
-        con.execute(
-            "INSERT INTO problems SELECT r.file, 'case', format('case {} ({}): {}; left out of every metric', "
-            "c.case_idx, left(coalesce(c.case_id, c.input, ''), 60), c.excluded_reason) "
-            "FROM stage_cases c JOIN reports r USING (report_id) WHERE c.excluded_reason IS NOT NULL"
-        )
-        con.execute("COMMIT")
-    except _DATA_ERRORS as exc:
-        con.execute("ROLLBACK")
-        if strict and len(batch) > 1:
-            for item in batch:
-                _parse_batch(con, [item], max_bytes, strict=True)
-            return
-        if strict:  # refused alone: the JSON reader decides, after the exact NaN check
-            entry, digest, _ = batch[0]
-            reason = has_constant_literal(entry.abspath) and strict_json_problem(entry.abspath)
-            if reason:
-                _record_file(con, entry, digest, None)
-                _record_problems(con, [(entry.path, "file", reason)])
-            else:
-                _parse_batch(con, batch, max_bytes)
-            return
-        if len(batch) == 1:
-            entry, digest, _ = batch[0]
-            _record_file(con, entry, digest, None)
-            _record_problems(con, [(entry.path, "file", _duckdb_reason(exc, entry.abspath))])
-            return
-        middle = len(batch) // 2
-        _parse_batch(con, batch[:middle], max_bytes)
-        _parse_batch(con, batch[middle:], max_bytes)
-
-
 def _load_inspect_batch(
     con: duckdb.DuckDBPyConnection,
     items: list[tuple[FileEntry, str, int]],
@@ -417,8 +389,8 @@ def _load_inspect_batch(
     con.execute("BEGIN TRANSACTION")
     try:
         insert_inspect_rows(con, batch)
-        _record_files(con, batch.files)
-        _record_problems(con, batch.problems)
+        record_files(con, batch.files)
+        record_problems(con, batch.problems)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -432,125 +404,25 @@ def _record_settings_problem(con: duckdb.DuckDBPyConnection, settings: InspectSe
         {"f": CONFIG_NAME},
     )
     if settings.problem:
-        _record_problems(con, [(CONFIG_NAME, "report", settings.problem)])
+        record_problems(con, [(CONFIG_NAME, "report", settings.problem)])
 
 
-def reader_buffer_bytes(largest: int, limit: int) -> int:
-    """`read_json`'s maximum_object_size for files of at most `largest` bytes.
-
-    DuckDB sizes its read buffers by it: the 256 MiB limit itself doubled the CPU time of
-    a load (most of it in the kernel, mapping memory). Twice the largest file leaves room
-    for a file that grew since it was measured; never above the size limit.
-    """
-    return min(limit, 2 * largest + MIB) + 1
-
-
-def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Drop staged files that hold several JSON values or no `cases` list; record why."""
-    bad = con.execute(
-        "SELECT b.path, count(*) AS values_, bool_or(s.cases IS NULL) AS no_cases "
-        "FROM stage s JOIN batch_files b ON s.filename = b.abspath GROUP BY b.path "
-        "HAVING count(*) > 1 OR bool_or(s.cases IS NULL)"
-    ).fetchall()
-    rows = []
-    for path, values, _no_cases in bad:
-        if values > 1:
-            rows.append(
-                (path, "file", f"holds {values} JSON values; a report file holds one object")
-            )
-        else:
-            rows.append(
-                (path, "file", "is JSON but not a multivon-eval report: it has no `cases` list")
-            )
-    return _drop_from_batch(con, rows)
-
-
-def _reject_constant_literals(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Drop staged files that the strict parse saw NaN / Infinity in and that hold such a literal."""
-    flagged = con.execute(
-        "SELECT b.path, b.abspath FROM stage s JOIN batch_files b ON s.filename = b.abspath "
-        "WHERE s.maybe_constants"
-    ).fetchall()
-    rows = [
-        (path, "file", reason)
-        for path, abspath in flagged
-        if (reason := strict_json_problem(abspath))
-    ]
-    return _drop_from_batch(con, rows)
-
-
-def _drop_from_batch(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> set[str]:
-    """Record each (path, scope, reason) problem and take its file out of the batch."""
-    if rows:
-        _record_problems(con, rows)
-        con.execute(
-            "DELETE FROM batch_files WHERE path IN (SELECT unnest($p))", {"p": [r[0] for r in rows]}
-        )
-    return {r[0] for r in rows}
-
-
-def _forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> None:
+def _forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> set[str]:
+    """Drop every row of these files; the suites their reports belonged to."""
     if not paths:
-        return
+        return set()
     con.execute(
         "CREATE OR REPLACE TEMP TABLE gone_files AS SELECT unnest($p) AS path", {"p": paths}
     )
     gone_ids = "SELECT report_id FROM files WHERE path IN (SELECT path FROM gone_files)"
+    suites = {
+        suite
+        for (suite,) in con.execute(
+            f"SELECT DISTINCT suite FROM reports WHERE report_id IN ({gone_ids})"
+        ).fetchall()
+    }
     for table in REPORT_TABLES:
         con.execute(f"DELETE FROM {table} WHERE report_id IN ({gone_ids})")  # allow-listed names
     con.execute("DELETE FROM problems WHERE file IN (SELECT path FROM gone_files)")
     con.execute("DELETE FROM files WHERE path IN (SELECT path FROM gone_files)")
-
-
-def _record_file(
-    con: duckdb.DuckDBPyConnection, entry: FileEntry, digest: str, report_id: int | None
-) -> None:
-    _record_files(con, [(entry, digest, report_id)])
-
-
-def _record_files(
-    con: duckdb.DuckDBPyConnection, rows: list[tuple[FileEntry, str, int | None]]
-) -> None:
-    """Upsert `files` rows in one statement (row-at-a-time inserts cost ms each)."""
-    con.execute(
-        "INSERT OR REPLACE INTO files SELECT unnest($paths), CAST(unnest($sizes) AS BIGINT), "
-        "CAST(unnest($mtimes) AS BIGINT), CAST(unnest($digests) AS VARCHAR), "
-        "CAST(unnest($ids) AS INTEGER), CAST(unnest($racy) AS BOOLEAN), "
-        "CAST(unnest($etags) AS VARCHAR)",
-        {
-            "etags": [e.etag for e, _, _ in rows],
-            "paths": [e.path for e, _, _ in rows],
-            "sizes": [e.size for e, _, _ in rows],
-            "mtimes": [e.mtime_ns for e, _, _ in rows],
-            "digests": [d for _, d, _ in rows],
-            "ids": [r for _, _, r in rows],
-            "racy": [e.racy or not d for e, d, _ in rows],
-        },
-    )
-
-
-def _record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> None:
-    if rows:
-        con.executemany("INSERT INTO problems VALUES (?, ?, ?)", rows)
-
-
-_DUCKDB_NOISE = re.compile(r"^(Invalid Input Error|Conversion Error|Binder Error|IO Error): ")
-
-
-def _duckdb_reason(exc: Exception, abspath: str) -> str:
-    """DuckDB's message, first line, without its prefix, advice or our absolute path."""
-    if isinstance(exc, UnicodeDecodeError):
-        return (
-            "could not be read as a multivon-eval report: a field holds a value of the wrong "
-            "type (DuckDB's own message about it could not be decoded)"
-        )
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    first = _DUCKDB_NOISE.sub("", first).replace(f' in file "{abspath}"', "")
-    first = first.replace(abspath, "the file")
-    if "UTF-8" in first:
-        return f"is not UTF-8 text: {first}"
-    if "duplicate key" in first:
-        return f"has a duplicate key: {first}"
-    if "Malformed JSON" in first or "unexpected end" in first:
-        return f"is not valid JSON (truncated or malformed): {first}"
-    return f"could not be read as a multivon-eval report: {first}"
+    return suites

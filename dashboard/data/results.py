@@ -6,6 +6,7 @@ stores them (an Inspect report's UNKNOWN reasons are put in its own words on the
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,7 +34,7 @@ def store_report_results(
     lottery: Sequence[tuple[int, int, int]],
     warnings: list[tuple[str, str]],
 ) -> None:
-    """Insert metrics rows (METRIC_COLUMNS order), set cases.lottery_rank from
+    """Insert metrics rows (METRIC_COLUMNS order), lottery ranks from
     (report_id, case_idx, rank) rows, add report-scope problems, atomically. Rows go in
     as bound lists, one statement each: no DataFrame on the load path."""
     con.execute("BEGIN TRANSACTION")
@@ -51,9 +52,8 @@ def store_report_results(
         if lottery:
             rids, idxs, ranks = (list(c) for c in zip(*lottery, strict=True))
             con.execute(
-                "UPDATE cases SET lottery_rank = l.rank FROM (SELECT unnest($rids) AS report_id, "
-                "unnest($idxs) AS case_idx, unnest($ranks) AS rank) AS l "
-                "WHERE cases.report_id = l.report_id AND cases.case_idx = l.case_idx",
+                "INSERT INTO lottery SELECT CAST(unnest($rids) AS INTEGER), "
+                "CAST(unnest($idxs) AS INTEGER), CAST(unnest($ranks) AS INTEGER)",
                 {"rids": rids, "idxs": idxs, "ranks": ranks},
             )
         if warnings:
@@ -64,21 +64,40 @@ def store_report_results(
         raise
 
 
+def metrics_complete(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether every report has its metrics: a load that parses anything clears the mark
+    (dashboard/data/ingest.py) before its first report goes in, and mark_metrics_complete
+    sets it once the metrics pass stored them all."""
+    rows = con.execute("SELECT value FROM meta WHERE key = 'metrics_complete'").fetchall()
+    return bool(rows) and rows[0][0] == "1"
+
+
+def mark_metrics_complete(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('metrics_complete', '1')")
+
+
 def stored_records_for(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> dict[int, str]:
     """Each listed report's summary entry kept from earlier loads, by report_id (a streamed
     summary reads them a batch at a time)."""
-    return dict(
-        con.execute(
+    return {
+        report_id: zlib.decompress(record).decode("utf-8")
+        for report_id, record in con.execute(
             "SELECT r.report_id, r.record FROM report_records r "
             "JOIN (SELECT unnest($ids) AS report_id) w USING (report_id)",
             {"ids": report_ids},
         ).fetchall()
-    )
+    }
 
 
 def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]) -> None:
+    """Keep each (report_id, entry text), zlib-compressed: an entry repeats its UNKNOWN
+    reasons and key names, and compressed it is a fifth of the size (the largest table of a
+    catalog of many small reports)."""
     if records:  # two bound lists, one statement: executemany costs about 1 ms a row
         con.execute(
             "INSERT INTO report_records SELECT unnest($ids), unnest($texts)",
-            {"ids": [rid for rid, _ in records], "texts": [text for _, text in records]},
+            {
+                "ids": [rid for rid, _ in records],
+                "texts": [zlib.compress(text.encode("utf-8"), 1) for _, text in records],
+            },
         )

@@ -16,8 +16,9 @@ import json
 import os
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,8 +32,9 @@ DIGEST_CHUNK = 1 << 20
 RACY_SECONDS = 2.0
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
+    """One listed report file (a named tuple: a warm load makes 100,000 of them)."""
+
     path: str  # relative to the reports directory, POSIX separators
     abspath: str
     size: int
@@ -52,42 +54,74 @@ class FileProblem:
 def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
     """Every `*.json` and `*.eval` under root (recursively, not following directory symlinks).
 
-    Plain strings and os calls, not Path objects: a warm start walks thousands of files.
+    In os.walk's order (a directory's files by name, then its subdirectories by name), with
+    os.scandir's entries and plain strings, not Path objects: a warm start walks 100,000
+    files and this loop is most of its time.
     """
     entries: list[FileEntry] = []
     problems: list[FileProblem] = []
-    now_ns = time.time_ns()
-    top = os.path.abspath(root)
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=None):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        relative_dir = os.path.relpath(dirpath, top)
-        prefix = "" if relative_dir == "." else relative_dir.replace(os.sep, "/") + "/"
-        for name in dirnames:
-            if name.endswith(REPORT_SUFFIXES):
-                problems.append(FileProblem(prefix + name, "is a directory, not a report file"))
-        for name in sorted(filenames):
+    racy_after = time.time_ns() - RACY_SECONDS * 1e9
+
+    def walk(directory: str, prefix: str) -> None:
+        try:
+            with os.scandir(directory) as listed:
+                found = sorted(listed, key=lambda e: e.name)
+        except OSError:
+            return  # as os.walk without onerror: a directory that cannot be listed is skipped
+        subdirectories = []
+        for entry in found:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()  # a link to a directory counts as one, as in os.walk
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if name.startswith("."):
+                    continue
+                if name.endswith(REPORT_SUFFIXES):
+                    problems.append(FileProblem(prefix + name, "is a directory, not a report file"))
+                try:
+                    link = entry.is_symlink()
+                except OSError:
+                    link = True
+                if not link:
+                    subdirectories.append((entry.path, f"{prefix}{name}/"))
+                continue
             if not name.endswith(REPORT_SUFFIXES) or name.startswith("."):
                 continue
-            full = os.path.join(dirpath, name)
-            rel = prefix + name
             try:
-                st = os.stat(full)
+                st = entry.stat()
             except OSError as exc:
-                problems.append(FileProblem(rel, os_reason(exc)))
+                problems.append(FileProblem(prefix + name, os_reason(exc)))
                 continue
             if stat.S_ISDIR(st.st_mode):
-                problems.append(FileProblem(rel, "is a link to a directory, not a report file"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                problems.append(FileProblem(rel, "is not a regular file"))
-                continue
-            racy = (now_ns - st.st_mtime_ns) < RACY_SECONDS * 1e9
-            entries.append(FileEntry(rel, full, st.st_size, st.st_mtime_ns, racy))
+                problems.append(
+                    FileProblem(prefix + name, "is a link to a directory, not a report file")
+                )
+            elif not stat.S_ISREG(st.st_mode):
+                problems.append(FileProblem(prefix + name, "is not a regular file"))
+            else:
+                entries.append(
+                    FileEntry(
+                        prefix + name,
+                        entry.path,
+                        st.st_size,
+                        st.st_mtime_ns,
+                        st.st_mtime_ns > racy_after,
+                    )
+                )
+        for path, sub_prefix in subdirectories:
+            walk(path, sub_prefix)
+
+    walk(os.path.abspath(root), "")
     return entries, problems
 
 
-def precheck_file(entry: FileEntry, max_bytes: int) -> str | None:
-    """Why this file cannot be a report, judged from its size and first bytes; None if it may be."""
+def precheck_file(entry: FileEntry, max_bytes: int, data: bytes | None = None) -> str | None:
+    """Why this file cannot be a report, judged from its size and first bytes; None if it may be.
+
+    `data`: the whole file, already read (its first bytes are judged, not read again).
+    """
     if entry.size == 0:
         return "is empty (0 bytes); if it is still being written, reload when it is complete"
     if entry.size > max_bytes:
@@ -95,15 +129,19 @@ def precheck_file(entry: FileEntry, max_bytes: int) -> str | None:
             f"is {entry.size / MIB:.1f} MiB, over the {max_bytes / MIB:g} MiB size limit "
             "(raise it with --max-file-mb)"
         )
-    try:
-        with open(entry.abspath, "rb") as handle:
-            head = handle.read(HEAD_BYTES)
-    except OSError as exc:
-        return os_reason(exc)
+    if data is not None:
+        head, whole = data[:HEAD_BYTES], len(data) <= HEAD_BYTES
+    else:
+        try:
+            with open(entry.abspath, "rb") as handle:
+                head = handle.read(HEAD_BYTES)
+        except OSError as exc:
+            return os_reason(exc)
+        whole = len(head) == entry.size
     if b"\x00" in head:
         return "is a binary file, not JSON text"
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) == entry.size)
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=whole)
     except UnicodeDecodeError as exc:
         return f"is not UTF-8 text (invalid byte at offset {exc.start})"
     text = head.removeprefix(codecs.BOM_UTF8).lstrip()
@@ -124,6 +162,9 @@ class FileFacts:
     maybe_constants: bool | None  # the bytes NaN / Infinity occur; None: not looked for
     maybe_deep: bool  # brackets nest deeper than DEEP_NESTING
     leading: bytes = b""  # the first LEADING_BYTES, for telling harnesses apart
+    # The whole file, when it is smaller than file_facts' `keep_below`: parsed from these
+    # bytes (the ones digested), not read again.
+    data: bytes | None = field(default=None, repr=False)
 
 
 # Nesting deeper than this is a sign worth an exact check (multivon-eval writes < 20).
@@ -134,21 +175,24 @@ LEADING_BYTES = 256
 _ZIP = b"PK"
 
 
-def file_facts(abspath: str, *, constants: bool = True) -> FileFacts:
+def file_facts(abspath: str, *, constants: bool = True, keep_below: int = 0) -> FileFacts:
     """Digest and warning signs of a file, in one streamed read.
 
     Nesting is estimated from the brackets alone (those inside strings count too, which
     can only raise a false alarm that the exact check then clears); `bytes.translate`
     keeps the pass at memory speed. Without `constants`, NaN / Infinity are left to the
     caller (the strict parse looks for them at a tenth of the cost). A zip archive (an
-    Inspect `.eval` log) is only digested: its bytes are not JSON.
+    Inspect `.eval` log) is only digested: its bytes are not JSON. A file read in one
+    chunk of fewer than `keep_below` bytes is kept in the facts (`data`).
     """
     digest = hashlib.sha256()  # SHA-NI: about 2.5x the speed of blake2b here
     found = False
     depth = deepest = 0
     tail = leading = b""
+    whole: bytes | None = None
     with open(abspath, "rb") as handle:
         while chunk := handle.read(DIGEST_CHUNK):
+            whole = chunk if not leading and len(chunk) < keep_below else None
             digest.update(chunk)
             if not leading:
                 leading = chunk[:LEADING_BYTES]
@@ -166,7 +210,11 @@ def file_facts(abspath: str, *, constants: bool = True) -> FileFacts:
                 deepest = max(deepest, int(running.max()))
                 depth = int(running[-1])
     return FileFacts(
-        digest.hexdigest(), found if constants else None, deepest > DEEP_NESTING, leading
+        digest.hexdigest(),
+        found if constants else None,
+        deepest > DEEP_NESTING,
+        leading,
+        whole,
     )
 
 

@@ -84,4 +84,6 @@ TRIALS_ONLY_COLUMNS: dict[str, str] = {"cases": f"STRUCT(trials {TRIAL}[])[]"}
 CASE_TEXT_COLUMNS: dict[str, str] = {"cases": f"STRUCT(output VARCHAR, evaluators {EVALUATOR}[])[]"}
 
 # Tables holding rows keyed by report_id, cleared when a report file changes or goes.
-REPORT_TABLES = ("report_records", "metrics", "trials", "case_tags", "cases", "reports")
+REPORT_TABLES = (
+    "report_records", "lottery", "metrics", "trials", "case_tags", "cases", "reports",
+)  # fmt: skip

@@ -22,11 +22,11 @@ import duckdb
 from dashboard.data.formats import INSPECT
 from dashboard.data.formats.inspect import LogProblem, sample_id_of
 from dashboard.data.formats.inspect_transcript import evaluators, read_sample_epochs, transcript
-from dashboard.data.ingest import reader_buffer_bytes
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import DirectorySource, NotInSource, ReportSource
+from dashboard.data.staging import reader_buffer_bytes
 
 if TYPE_CHECKING:
     import pandas as pd

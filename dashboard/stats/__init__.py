@@ -29,7 +29,7 @@ from .estimators import (
 )
 from .intervals import norm_ppf, wilson_bounds, wilson_interval
 from .lottery import lottery_mask, rank_lottery
-from .passk import METHOD_UNKNOWN, NO_CASES_REASON, PassKResult, suite_pass_k
+from .passk import METHOD_UNKNOWN, NO_CASES_REASON, PassKResult, suite_pass_k, suites_pass_k
 
 __all__ = [
     "METHOD_BOOTSTRAP",
@@ -49,6 +49,7 @@ __all__ = [
     "pass_k_table",
     "rank_lottery",
     "suite_pass_k",
+    "suites_pass_k",
     "wilson_bounds",
     "wilson_interval",
 ]

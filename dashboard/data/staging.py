@@ -1,0 +1,281 @@
+"""Parse one batch of report files into the catalog, with the reader that suits them, and
+isolate the files DuckDB refuses: each becomes one row in `problems`, the rest load.
+
+Three readers fill the temp table `stage` (queries/stage_reports*.sql): DuckDB's JSON
+reader file by file, whose verdicts and messages stand; the strict transform, for large
+0.19+ reports; and, for small reports, the JSON reader over one framed array of the whole
+batch (Frame), which gives the same rows at a sixth of the cost. A batch that the strict
+or framed reader refuses is read again by the JSON reader.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import secrets
+from pathlib import Path
+
+import duckdb
+
+from dashboard.data.queries import execute
+from dashboard.data.scan import MIB, FileEntry, has_constant_literal, strict_json_problem
+from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE
+
+FRAME_TAG = "relidash:report"
+
+
+# What a bad file can make DuckDB raise. Anything else (a binder or parser error) is a
+# bug in relidash's SQL and must surface, not be blamed on the user's files.
+DATA_ERRORS = (
+    duckdb.InvalidInputException,
+    duckdb.ConversionException,
+    duckdb.OutOfRangeException,
+    duckdb.IOException,
+    duckdb.SerializationException,
+    # DuckDB can cut a multi-byte character when it quotes a bad value in its message,
+    # and the message then fails to decode: still a data error, with an unreadable text.
+    UnicodeDecodeError,
+)
+
+
+class Frame:
+    """The scratch file a batch of small reports is written to as one JSON array.
+
+    Each report object is opened by FRAME_TAG, whose value (this load's secret and the
+    report id) no file can know: stage_reports_framed's rows are matched to their files
+    by it, and a batch whose rows do not match its files one to one is parsed again file
+    by file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tag = FRAME_TAG.encode()
+        self.secret = secrets.token_hex(8).encode() + b":"
+
+    def write(self, items: list[tuple[int, bytes]]) -> bool:
+        """Write the batch's files as one array; False when the scratch file cannot be."""
+        parts = [b"["]
+        for i, (report_id, data) in enumerate(items):
+            body = data.removeprefix(codecs.BOM_UTF8).lstrip()
+            # precheck_file saw '{' first; were it not, the element is malformed and the
+            # batch is read file by file
+            parts.append(
+                b'%s{"%s":"%s%d",' % (b",\n" if i else b"", self.tag, self.secret, report_id)
+            )
+            parts.append(body[1:] if body[:1] == b"{" else body)
+        parts.append(b"]")
+        try:
+            self.path.unlink(missing_ok=True)  # a new file: rewriting one in place costs more
+            self.path.write_bytes(b"".join(parts))
+        except OSError:
+            return False
+        return True
+
+
+class FrameMismatch(Exception):
+    """A framed batch's rows do not match its files one to one."""
+
+
+def parse_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch: list[tuple[FileEntry, str, int]],
+    max_bytes: int,
+    *,
+    reader: str = "json",
+    frame: Frame | None = None,
+) -> None:
+    """Parse a batch in one statement; split it to find the files DuckDB rejects.
+
+    `reader` "json": DuckDB's JSON reader, whose verdicts stand. "strict", the fast path
+    for large files: a batch it refuses is tried file by file, and a file it refuses alone
+    is read by the JSON reader. "framed", for small files (the batch as written to
+    `frame`): the JSON reader over one file; a batch it refuses is read file by file.
+    """
+    strict = reader == "strict"
+    abspaths = [e.abspath for e, _, _ in batch]
+    try:
+        con.execute("BEGIN TRANSACTION")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
+            "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
+            "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
+            {
+                "paths": [e.path for e, _, _ in batch],
+                "abspaths": abspaths,
+                "ids": [rid for _, _, rid in batch],
+                "mtimes": [e.mtime_ns for e, _, _ in batch],
+            },
+        )
+        if strict:
+            execute(con, "stage_reports_strict", files=abspaths, structure=REPORT_STRUCTURE)
+        elif reader == "framed" and frame is not None:
+            execute(
+                con,
+                "stage_reports_framed",
+                frame=str(frame.path),
+                columns={FRAME_TAG: "VARCHAR", **REPORT_COLUMNS},
+                secret=frame.secret.decode(),
+                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in batch), max_bytes),
+            )
+            matched = con.execute(
+                "SELECT count(*), count(DISTINCT filename) FROM stage"
+            ).fetchall()[0]
+            if matched != (len(batch), len(batch)):
+                raise FrameMismatch
+        else:
+            execute(
+                con,
+                "stage_reports",
+                files=abspaths,
+                columns=REPORT_COLUMNS,
+                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in batch), max_bytes),
+            )
+        rejected = _reject_non_reports(con)
+        if strict:
+            rejected |= _reject_constant_literals(con)
+        execute(con, "stage_cases")
+        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
+            execute(con, name)
+        record_files(
+            con, [(e, digest, None if e.path in rejected else rid) for e, digest, rid in batch]
+        )
+        con.execute(
+            "INSERT INTO problems SELECT r.file, 'case', format('case {} ({}): {}; left out of every metric', "
+            "c.case_idx, left(coalesce(c.case_id, c.input, ''), 60), c.excluded_reason) "
+            "FROM stage_cases c JOIN reports r USING (report_id) WHERE c.excluded_reason IS NOT NULL"
+        )
+        con.execute("COMMIT")
+    except (*DATA_ERRORS, FrameMismatch) as exc:
+        con.execute("ROLLBACK")
+        if reader == "framed":
+            parse_batch(con, batch, max_bytes)
+            return
+        if strict and len(batch) > 1:
+            for item in batch:
+                parse_batch(con, [item], max_bytes, reader="strict")
+            return
+        if strict:  # refused alone: the JSON reader decides, after the exact NaN check
+            entry, digest, _ = batch[0]
+            reason = has_constant_literal(entry.abspath) and strict_json_problem(entry.abspath)
+            if reason:
+                record_file(con, entry, digest, None)
+                record_problems(con, [(entry.path, "file", reason)])
+            else:
+                parse_batch(con, batch, max_bytes)
+            return
+        if len(batch) == 1:
+            entry, digest, _ = batch[0]
+            record_file(con, entry, digest, None)
+            record_problems(con, [(entry.path, "file", duckdb_reason(exc, entry.abspath))])
+            return
+        middle = len(batch) // 2
+        parse_batch(con, batch[:middle], max_bytes)
+        parse_batch(con, batch[middle:], max_bytes)
+
+
+def reader_buffer_bytes(largest: int, limit: int) -> int:
+    """`read_json`'s maximum_object_size for files of at most `largest` bytes.
+
+    DuckDB sizes its read buffers by it: the 256 MiB limit itself doubled the CPU time of
+    a load (most of it in the kernel, mapping memory). Twice the largest file leaves room
+    for a file that grew since it was measured; never above the size limit.
+    """
+    return min(limit, 2 * largest + MIB) + 1
+
+
+def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Drop staged files that hold several JSON values or no `cases` list; record why."""
+    bad = con.execute(
+        "SELECT b.path, count(*) AS values_, bool_or(s.cases IS NULL) AS no_cases "
+        "FROM stage s JOIN batch_files b ON s.filename = b.abspath GROUP BY b.path "
+        "HAVING count(*) > 1 OR bool_or(s.cases IS NULL)"
+    ).fetchall()
+    rows = []
+    for path, values, _no_cases in bad:
+        if values > 1:
+            rows.append(
+                (path, "file", f"holds {values} JSON values; a report file holds one object")
+            )
+        else:
+            rows.append(
+                (path, "file", "is JSON but not a multivon-eval report: it has no `cases` list")
+            )
+    return _drop_from_batch(con, rows)
+
+
+def _reject_constant_literals(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Drop staged files that the strict parse saw NaN / Infinity in and that hold such a literal."""
+    flagged = con.execute(
+        "SELECT b.path, b.abspath FROM stage s JOIN batch_files b ON s.filename = b.abspath "
+        "WHERE s.maybe_constants"
+    ).fetchall()
+    rows = [
+        (path, "file", reason)
+        for path, abspath in flagged
+        if (reason := strict_json_problem(abspath))
+    ]
+    return _drop_from_batch(con, rows)
+
+
+def _drop_from_batch(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> set[str]:
+    """Record each (path, scope, reason) problem and take its file out of the batch."""
+    if rows:
+        record_problems(con, rows)
+        con.execute(
+            "DELETE FROM batch_files WHERE path IN (SELECT unnest($p))", {"p": [r[0] for r in rows]}
+        )
+    return {r[0] for r in rows}
+
+
+def record_files(
+    con: duckdb.DuckDBPyConnection, rows: list[tuple[FileEntry, str, int | None]]
+) -> None:
+    """Upsert `files` rows in one statement (row-at-a-time inserts cost ms each)."""
+    con.execute(
+        "INSERT OR REPLACE INTO files SELECT unnest($paths), CAST(unnest($sizes) AS BIGINT), "
+        "CAST(unnest($mtimes) AS BIGINT), CAST(unnest($digests) AS VARCHAR), "
+        "CAST(unnest($ids) AS INTEGER), CAST(unnest($racy) AS BOOLEAN), "
+        "CAST(unnest($etags) AS VARCHAR)",
+        {
+            "etags": [e.etag for e, _, _ in rows],
+            "paths": [e.path for e, _, _ in rows],
+            "sizes": [e.size for e, _, _ in rows],
+            "mtimes": [e.mtime_ns for e, _, _ in rows],
+            "digests": [d for _, d, _ in rows],
+            "ids": [r for _, _, r in rows],
+            "racy": [e.racy or not d for e, d, _ in rows],
+        },
+    )
+
+
+def record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> None:
+    if rows:
+        con.executemany("INSERT INTO problems VALUES (?, ?, ?)", rows)
+
+
+_DUCKDB_NOISE = re.compile(r"^(Invalid Input Error|Conversion Error|Binder Error|IO Error): ")
+
+
+def duckdb_reason(exc: Exception, abspath: str) -> str:
+    """DuckDB's message, first line, without its prefix, advice or our absolute path."""
+    if isinstance(exc, UnicodeDecodeError):
+        return (
+            "could not be read as a multivon-eval report: a field holds a value of the wrong "
+            "type (DuckDB's own message about it could not be decoded)"
+        )
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    first = _DUCKDB_NOISE.sub("", first).replace(f' in file "{abspath}"', "")
+    first = first.replace(abspath, "the file")
+    if "UTF-8" in first:
+        return f"is not UTF-8 text: {first}"
+    if "duplicate key" in first:
+        return f"has a duplicate key: {first}"
+    if "Malformed JSON" in first or "unexpected end" in first:
+        return f"is not valid JSON (truncated or malformed): {first}"
+    return f"could not be read as a multivon-eval report: {first}"
+
+
+def record_file(
+    con: duckdb.DuckDBPyConnection, entry: FileEntry, digest: str, report_id: int | None
+) -> None:
+    record_files(con, [(entry, digest, report_id)])

@@ -1,0 +1,185 @@
+"""Small reports parsed together as one framed JSON array (dashboard/data/ingest.py _Frame)
+give exactly the rows and verdicts that DuckDB's reader gives each file on its own.
+
+Each test loads a directory twice, framed (the default) and with framing switched off
+(FRAMED_BELOW = 0: every file read by `stage_reports`), and compares every catalog table.
+The hostile files are written to break the frame: several values in one file, a file that
+leaves an array open so that its neighbours become part of it, one that closes it early,
+one that guesses the tag. None of them may change another file's numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_files import is_report
+
+from dashboard.analysis import loading, summary
+from dashboard.data import ingest, staging
+from dashboard.data.catalog import MEMORY, open_catalog
+from dashboard.data.schema import REPORT_TABLES
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+OLD_NS = 1_600_000_000 * 10**9
+
+
+def catalog_tables(root: Path, *, framed: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Every table a load fills, sorted, and the summary document."""
+    with monkeypatch.context() as patch:
+        if not framed:
+            patch.setattr(ingest, "FRAMED_BELOW", 0)
+        con = open_catalog(MEMORY)
+        try:
+            loading.refresh_catalog(con, root)
+            tables = {
+                table: con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+                for table in (*REPORT_TABLES, "problems")
+                if table != "report_records"
+            }
+            tables["files"] = con.execute(
+                "SELECT path, size, digest, report_id FROM files ORDER BY ALL"
+            ).fetchall()
+            tables["summary"] = summary.summary_json(con)
+            return tables
+        finally:
+            con.close()
+
+
+def populate(root: Path, sources: list[Path]) -> Path:
+    root.mkdir(parents=True)
+    for source in sources:
+        shutil.copyfile(source, root / source.name)
+    return root
+
+
+def old_mtimes(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, ns=(OLD_NS, OLD_NS))
+
+
+def fixture_reports() -> list[Path]:
+    return sorted(p for p in FIXTURES.glob("*.json") if is_report(p))
+
+
+def test_every_fixture_loads_the_same_framed_as_file_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = populate(tmp_path / "reports", fixture_reports())
+    old_mtimes(root)
+    framed = catalog_tables(root, framed=True, monkeypatch=monkeypatch)
+    alone = catalog_tables(root, framed=False, monkeypatch=monkeypatch)
+    assert len(framed["reports"]) >= 10
+    assert framed == alone
+
+
+def test_the_frame_is_used_for_small_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The framed statement runs (and succeeds) for a directory of good small files: a
+    fallback that always fired would pass the equality tests and gain nothing."""
+    root = populate(
+        tmp_path / "reports", [p for p in fixture_reports() if p.stat().st_size < 100_000]
+    )
+    old_mtimes(root)
+    seen: list[str] = []
+    real = staging.execute
+
+    def spy(con: Any, name: str, **params: Any) -> None:
+        seen.append(name)
+        real(con, name, **params)
+
+    monkeypatch.setattr(staging, "execute", spy)
+    con = open_catalog(MEMORY)
+    loading.refresh_catalog(con, root)
+    con.close()
+    assert "stage_reports_framed" in seen
+    assert "stage_reports" not in seen, "a good batch fell back to the file-by-file reader"
+
+
+def _report(base: dict[str, Any], suite: str) -> bytes:
+    return json.dumps({**base, "suite": suite}, indent=2).encode()
+
+
+HOSTILE = {
+    # two values: alone, the reader says it holds 2 JSON values
+    "two-values.json": lambda good: good + b"\n" + good,
+    # two values joined by a comma: inside the frame that is two array elements
+    "comma-values.json": lambda good: good + b",\n" + good,
+    # guesses the tag's key with a value that is not this load's secret
+    "guessed-tag.json": lambda good: good.rstrip()[:-1] + b', "relidash:report": "00:1"}',
+    # leaves an array open, so that the next files would become its elements
+    "opens-array.json": lambda good: good.rstrip()[:-1] + b', "spill": [1',
+    # a good report between the two
+    "p-good.json": lambda good: good,
+    # closes that array and the object: alone it is malformed
+    "zz-closes.json": lambda good: b"{}]}",
+    # starts with a byte-order mark (the reader accepts it)
+    "with-bom.json": lambda good: b"\xef\xbb\xbf" + good,
+    # empty object: alone, JSON without a cases list
+    "empty-object.json": lambda good: b"{ }",
+}
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        sorted(HOSTILE),
+        ["opens-array.json", "p-good.json", "zz-closes.json"],
+        ["comma-values.json"],
+        ["guessed-tag.json"],
+    ],
+)
+def test_hostile_files_get_their_own_verdicts_and_spare_their_neighbours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kinds: list[str]
+) -> None:
+    small = [p for p in fixture_reports() if p.stat().st_size < 100_000]
+    root = populate(tmp_path / "reports", small)
+    good = small[0].read_bytes()
+    for name in kinds:
+        (root / name).write_bytes(HOSTILE[name](good))
+    old_mtimes(root)
+    framed = catalog_tables(root, framed=True, monkeypatch=monkeypatch)
+    alone = catalog_tables(root, framed=False, monkeypatch=monkeypatch)
+    assert framed == alone
+    clean_root = populate(tmp_path / "clean", small)
+    old_mtimes(clean_root)
+    clean = catalog_tables(clean_root, framed=True, monkeypatch=monkeypatch)
+    by_file = {r["file"]: r for r in framed["summary"]["reports"]}
+    for record in clean["summary"]["reports"]:
+        assert by_file[record["file"]]["pass_hat_k"] == record["pass_hat_k"], record["file"]
+    refused = {p["file"] for p in framed["summary"]["problems"] if p["scope"] == "file"}
+    assert {"opens-array.json", "zz-closes.json"} & set(kinds) <= refused
+
+
+def test_a_report_holding_the_tag_key_loads_as_it_does_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key named like the frame's tag is a duplicate inside the frame; the batch is read
+    again file by file, where the key is one more field nobody reads."""
+    small = [p for p in fixture_reports() if p.stat().st_size < 100_000]
+    root = populate(tmp_path / "reports", small[:3])
+    data = json.loads(small[0].read_text())
+    data["relidash:report"] = "anything"
+    (root / "tagged.json").write_text(json.dumps(data))
+    old_mtimes(root)
+    framed = catalog_tables(root, framed=True, monkeypatch=monkeypatch)
+    assert framed == catalog_tables(root, framed=False, monkeypatch=monkeypatch)
+    assert "tagged.json" in {r["file"] for r in framed["summary"]["reports"]}
+
+
+def test_the_scratch_frame_is_gone_after_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(ingest, "_memory_backed_tmp", lambda: str(scratch))
+    root = populate(tmp_path / "reports", fixture_reports()[:4])
+    con = open_catalog(MEMORY)
+    loading.refresh_catalog(con, root)
+    con.close()
+    assert list(scratch.iterdir()) == []
+    assert sorted(p.name for p in root.iterdir()) == sorted(p.name for p in fixture_reports()[:4])

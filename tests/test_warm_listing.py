@@ -1,0 +1,128 @@
+"""A warm load whose listing equals the one the last load ended with compares no file
+(dashboard/data/freshness.py listing_digest); any difference, or a racy file last time,
+brings back the file-by-file comparison. And a load skips the metrics pass's search for
+reports without metrics only while the catalog says none lacks them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_files import is_report
+
+from dashboard.analysis import loading
+from dashboard.data import freshness, ingest
+from dashboard.data.catalog import open_catalog
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+OLD_NS = 1_600_000_000 * 10**9
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for source in sorted(p for p in FIXTURES.glob("*.json") if is_report(p))[:5]:
+        shutil.copyfile(source, reports / source.name)
+        os.utime(reports / source.name, ns=(OLD_NS, OLD_NS))
+    return reports
+
+
+@pytest.fixture
+def con(tmp_path: Path) -> Any:
+    connection = open_catalog(tmp_path / "catalog.duckdb")
+    yield connection
+    connection.close()
+
+
+def counting_known_files(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = freshness.known_files
+
+    def counted(con: Any) -> Any:
+        calls.append(1)
+        return real(con)
+
+    monkeypatch.setattr(ingest, "known_files", counted)
+    monkeypatch.setattr(freshness, "known_files", counted)
+    return calls
+
+
+def test_an_unchanged_listing_compares_no_file(
+    root: Path, con: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loading.refresh_catalog(con, root)
+    calls = counting_known_files(monkeypatch)
+    result = loading.refresh_catalog(con, root)
+    assert (result.parsed, result.files) == (0, 5)
+    assert calls == []
+    assert not freshness.directory_changed(con, root)
+    assert calls == []
+
+
+def test_a_changed_file_is_found_and_parsed(
+    root: Path, con: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loading.refresh_catalog(con, root)
+    calls = counting_known_files(monkeypatch)
+    victim = sorted(root.glob("*.json"))[2]
+    data = json.loads(victim.read_text())
+    data["cases"] = data["cases"][:-1]
+    victim.write_text(json.dumps(data))
+    os.utime(victim, ns=(OLD_NS + 10**9, OLD_NS + 10**9))
+    assert freshness.directory_changed(con, root)
+    result = loading.refresh_catalog(con, root)
+    assert result.parsed == 1
+    assert calls, "the changed listing was not compared file by file"
+    cases = con.execute(
+        "SELECT r.cases_total FROM reports r JOIN files f USING (report_id) WHERE f.path = $p",
+        {"p": victim.name},
+    ).fetchall()
+    assert cases == [(len(data["cases"]),)]
+    calls.clear()
+    assert loading.refresh_catalog(con, root).parsed == 0
+    assert calls == [], "the listing after the change was not remembered"
+
+
+def test_a_removed_and_an_added_file_are_seen(root: Path, con: Any) -> None:
+    loading.refresh_catalog(con, root)
+    gone = sorted(root.glob("*.json"))[0]
+    copy = root / "added.json"
+    shutil.copyfile(sorted(root.glob("*.json"))[1], copy)
+    os.utime(copy, ns=(OLD_NS, OLD_NS))
+    gone.unlink()
+    result = loading.refresh_catalog(con, root)
+    assert (result.removed, result.parsed, result.files) == (1, 1, 5)
+
+
+def test_after_a_racy_file_the_next_load_compares_again(
+    root: Path, con: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = sorted(root.glob("*.json"))[0]
+    now = time.time_ns()
+    os.utime(fresh, ns=(now, now))  # modified just now: may still be being written
+    loading.refresh_catalog(con, root)
+    assert con.execute("SELECT value FROM meta WHERE key = 'listing'").fetchall() == [("",)]
+    calls = counting_known_files(monkeypatch)
+    loading.refresh_catalog(con, root)
+    assert calls, "a listing with a racy file was trusted"
+
+
+def test_metrics_missing_after_an_interrupted_load_are_computed(root: Path, con: Any) -> None:
+    """ingest without the metrics pass (a process killed between the two) leaves the mark
+    cleared: the next load, with nothing to parse, still computes every report's metrics."""
+    ingest.ingest_directory(con, root)
+    assert con.execute("SELECT count(*) FROM metrics").fetchall() == [(0,)]
+    result = loading.refresh_catalog(con, root)
+    assert result.parsed == 0
+    reports = con.execute("SELECT count(*) FROM reports").fetchall()[0][0]
+    with_metrics = con.execute("SELECT count(DISTINCT report_id) FROM metrics").fetchall()[0][0]
+    assert reports == with_metrics == 5
+    assert con.execute("SELECT value FROM meta WHERE key = 'metrics_complete'").fetchall() == [
+        ("1",)
+    ]
