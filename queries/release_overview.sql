@@ -1,6 +1,7 @@
 -- One row per (suite, release): report_overview's row of the release's most recent report
 -- (the last in report_overview's order), with `files`, every report file of the release
--- in that order. Rows in report_overview's order. No parameters.
+-- in that order. Rows in report_overview's order.
+-- $suites: the suites covered (NULL: every suite); $release: the one release (NULL: all).
 WITH ordered AS (
     SELECT
         *,
@@ -18,6 +19,8 @@ WITH ordered AS (
             cases_with_trials, harness, log_status,
             coalesce(log_status, 'success') = 'success' AS complete
         FROM reports
+        WHERE ($suites IS NULL OR list_contains($suites, suite))
+          AND ($release IS NULL OR release = $release)
     )
     WINDOW w AS (PARTITION BY suite, release ORDER BY release_rank, recorded_at, mtime_ns, file)
 )

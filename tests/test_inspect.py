@@ -257,7 +257,7 @@ def test_real_logs_raise_no_problem(documents: dict[str, dict[str, Any]], label:
 
 
 def test_releases_follow_eval_created_and_metadata_release(catalogs: dict[str, Any]) -> None:
-    rows = fetch_rows(catalogs["samples"], "report_overview")
+    rows = fetch_rows(catalogs["samples"], "report_overview", suites=None, release=None)
     assert [r["release"] for r in rows] == ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"]
     assert [r["release_rank"] for r in rows] == [1, 2, 3, 4]
     assert {r["release_source"] for r in rows} == {"metadata:release"}
@@ -269,11 +269,11 @@ def test_release_key_metadata_name(tmp_path: Path) -> None:
     shutil.copytree(ROOTS["samples"], root)
     (root / "relidash.toml").write_text('[releases]\nkey = "metadata:agent"\n')
     con = load(root)
-    rows = fetch_rows(con, "report_overview")
+    rows = fetch_rows(con, "report_overview", suites=None, release=None)
     assert {(r["release"], r["release_source"]) for r in rows} == {("triage-bot", "metadata:agent")}
     (root / "relidash.toml").write_text('[releases]\nkey = "metadata:no_such_key"\n')
     loading.refresh_catalog(con, root)
-    rows = fetch_rows(con, "report_overview")
+    rows = fetch_rows(con, "report_overview", suites=None, release=None)
     assert {(r["release"], r["release_source"]) for r in rows} == {
         (Path(r["file"]).stem, "file_stem") for r in rows
     }
@@ -340,7 +340,7 @@ def test_a_warm_load_reads_nothing(catalogs: dict[str, Any]) -> None:
 
 
 def lottery_case(con: Any, rel: str) -> tuple[int, int]:
-    (report_id,) = [r["report_id"] for r in fetch_rows(con, "report_overview") if r["file"] == rel]
+    (report_id,) = [r["report_id"] for r in fetch_rows(con, "report_overview", suites=None, release=None) if r["file"] == rel]
     rows = con.execute(
         "SELECT case_idx FROM cases WHERE report_id = $r AND c > 0 AND c < n ORDER BY case_idx",
         {"r": report_id},

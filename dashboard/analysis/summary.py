@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def report_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    return run_query(con, "report_overview")
+    return run_query(con, "report_overview", suites=None, release=None)
 
 
 def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -160,10 +160,9 @@ def chosen_rows(
     latest report of each release with its files (by release), of the chosen suites and
     release only."""
     name = "release_overview" if by == "release" else "report_overview"
-    for batch in iter_row_batches(con, name, SUMMARY_BATCH):
-        chosen = [row for row in batch if _wanted(row, suites, release)]
-        if chosen:
-            yield chosen
+    yield from iter_row_batches(
+        con, name, SUMMARY_BATCH, suites=list(suites) if suites else None, release=release
+    )
 
 
 def summary_entries(
@@ -207,7 +206,10 @@ def summary_problems(
     problems = _problem_entries(con)
     if not suites and release is None:
         return problems
-    files = {row["file"]: _wanted(row, suites, release) for row in fetch_rows(con, "report_files")}
+    files = {
+        row["file"]: _wanted(row, suites, release)
+        for row in fetch_rows(con, "report_files", files=[p["file"] for p in problems])
+    }
     return [p for p in problems if files.get(p["file"], True)]
 
 
@@ -235,7 +237,7 @@ def _problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:
 
 def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
     """The document `relidash summary --json` prints."""
-    overview = fetch_rows(con, "report_overview")
+    overview = fetch_rows(con, "report_overview", suites=None, release=None)
     problems = _problem_entries(con)
     if by == "release":
         files: dict[tuple[str, str], list[str]] = {}
