@@ -221,14 +221,21 @@ class Timed:
     stderr: bytes
 
 
-def run_timed(command: Sequence[str], stdin: bytes | None = None, **kwargs: Any) -> Timed:
-    """Wall time and the child's own peak RSS (os.wait4 rusage), stdout/stderr via files."""
+def run_timed(
+    command: Sequence[str], stdin: bytes | None = None, *, keep_stdout: bool = True, **kwargs: Any
+) -> Timed:
+    """Wall time and the child's own peak RSS (os.wait4 rusage), stdout/stderr via files.
+
+    Without `keep_stdout` the output is discarded. Keep this process small: Linux carries
+    a parent's peak RSS at fork into the child's rusage, so a large parent inflates every
+    figure measured after it.
+    """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=out,
+            stdout=out if keep_stdout else subprocess.DEVNULL,
             stderr=err,
             **kwargs,
         )
