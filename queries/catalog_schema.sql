@@ -60,9 +60,11 @@ CREATE TABLE IF NOT EXISTS metrics (
 -- scope: 'file' (nothing loaded), 'case' (that case left out of every metric),
 -- 'report' (loaded; a warning about the file).
 CREATE TABLE IF NOT EXISTS problems (file VARCHAR, scope VARCHAR, reason VARCHAR);
--- Each report's entry of the summary document, as zlib-compressed JSON text: a load that
--- changes one file rebuilds one entry. A report's entry is dropped when its label moves.
+-- Each report's entry of the summary document, as JSON text compressed by zstandard
+-- against `record_dictionary` (the first entries the catalog stored, kept as they are): a
+-- load that changes one file rebuilds one entry. An entry is dropped when its label moves.
 CREATE TABLE IF NOT EXISTS report_records (report_id INTEGER, record BLOB);
+CREATE TABLE IF NOT EXISTS record_dictionary (data BLOB);
 -- Each report's lottery cases at its own largest run count, rank 1 the best debugging
 -- target (dashboard/stats/lottery.py). Written by the metrics pass: rows are only ever
 -- added (an update would leave the old row group's blocks free in the file).

@@ -8,7 +8,15 @@ callback the caller passes.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -51,19 +59,21 @@ def refresh_catalog(
     """Bring the catalog up to date with the directory (or another source: a prefix in
     object storage) and compute metrics for new reports.
 
-    Each parsed batch's metrics are computed in a worker thread while DuckDB parses the
-    next batch (pure numpy; the worker never touches the connection). Finished results are
-    stored between batches, so memory holds a batch or two of them, not every report's.
+    Each parsed batch's metrics are computed beside the load while DuckDB parses the next
+    batch (pure numpy; the worker never touches the connection): in a thread, or for a
+    load of at least PROCESS_MIN_FILES files in a worker process, since numpy's many small
+    operations hold the GIL and a thread would only take turns with the load. Finished
+    results are stored between batches, so memory holds a batch or two of them.
     """
     stored = 0
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with _MetricsWorker() as worker:
         ahead: list[Future[list[ReportMetrics]]] = []
 
         def store_finished() -> None:
             nonlocal stored
             done = [future for future in ahead if future.done()]
             if done:
-                computed = [m for future in done for m in future.result()]
+                computed = [m for future in done for m in worker.result(future)]
                 store_metrics(con, computed)
                 stored += len(computed)
                 ahead[:] = [future for future in ahead if future not in done]
@@ -72,12 +82,17 @@ def refresh_catalog(
             store_finished()  # between batches: the batch before is committed
             pool_inputs = _metric_inputs(con, report_ids)
             if pool_inputs:
-                ahead.append(pool.submit(reports_metrics, pool_inputs))
+                ahead.append(worker.submit(pool_inputs))
+
+        def progress_seen(looked: int, total: int) -> None:
+            worker.expect(total)
+            if progress:
+                progress(looked, total)
 
         result = ingest_directory(
-            con, reports_dir, max_bytes=max_bytes, progress=progress, on_batch=compute_ahead
+            con, reports_dir, max_bytes=max_bytes, progress=progress_seen, on_batch=compute_ahead
         )
-        ready = {m.report_id: m for future in ahead for m in future.result()}
+        ready = {m.report_id: m for future in ahead for m in worker.result(future)}
     # the anti-join that finds reports without metrics costs 60 ms at 100,000 reports
     pending = (
         compute_pending_metrics(con, ready) if result.parsed or not metrics_complete(con) else 0
@@ -87,6 +102,145 @@ def refresh_catalog(
         problems = con.execute("SELECT count(*) FROM problems").fetchall()
         result = replace(result, problems=int(problems[0][0]))
     return result
+
+
+# A load of at least this many files computes its metrics in a worker process: starting
+# one (a fresh interpreter importing numpy) costs about 0.4 s of the other core.
+PROCESS_MIN_FILES = 2000
+
+
+class _MetricsWorker:
+    """Where a load's metrics are computed: a thread until the load turns out large
+    (`expect`), then a worker process (_MetricsProcess). Should the process fail, the
+    batches it held are computed again in the thread: the numbers never depend on which
+    one ran."""
+
+    def __init__(self) -> None:
+        self.thread = ThreadPoolExecutor(max_workers=1)
+        self.process: _MetricsProcess | None = None
+        self.inputs: dict[Future[list[ReportMetrics]], list[MetricInputs]] = {}
+
+    def expect(self, files: int) -> None:
+        if files >= PROCESS_MIN_FILES and self.process is None:
+            try:
+                self.process = _MetricsProcess()
+            except OSError:
+                self.process = None
+
+    def submit(self, inputs: list[MetricInputs]) -> Future[list[ReportMetrics]]:
+        if self.process is not None:
+            future = self.process.submit(inputs)
+            self.inputs[future] = inputs
+            return future
+        return self.thread.submit(reports_metrics, inputs)
+
+    def result(self, future: Future[list[ReportMetrics]]) -> list[ReportMetrics]:
+        inputs = self.inputs.pop(future, None)
+        try:
+            return future.result()
+        except _WorkerGone:
+            assert inputs is not None
+            return reports_metrics(inputs)
+
+    def __enter__(self) -> _MetricsWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.thread.shutdown()
+        if self.process is not None:
+            self.process.close()
+
+
+class _WorkerGone(Exception):
+    """The metrics process ended before answering."""
+
+
+class _MetricsProcess:
+    """A Python process running serve_metrics: batches of metric inputs go down its stdin,
+    their results come back on its stdout in the same order (length-prefixed pickles
+    between two processes of this interpreter). A plain subprocess, not multiprocessing:
+    spawn would import the caller's main script again in the child."""
+
+    def __init__(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from dashboard.analysis.loading import serve_metrics; serve_metrics()",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": path},
+        )
+        self.pending: deque[Future[list[ReportMetrics]]] = deque()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read_results, daemon=True).start()
+
+    def submit(self, inputs: list[MetricInputs]) -> Future[list[ReportMetrics]]:
+        future: Future[list[ReportMetrics]] = Future()
+        with self.lock:
+            self.pending.append(future)
+        try:
+            _send(self.proc.stdin, inputs)
+        except OSError:
+            future.set_exception(_WorkerGone())
+        return future
+
+    def _read_results(self) -> None:
+        while True:
+            try:
+                results = _receive(self.proc.stdout)
+            except (EOFError, OSError, pickle.UnpicklingError):
+                results = None
+            with self.lock:
+                if results is None:
+                    while self.pending:
+                        future = self.pending.popleft()
+                        if not future.done():
+                            future.set_exception(_WorkerGone())
+                    return
+                future = self.pending.popleft()
+            future.set_result(results)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _send(stream: Any, value: Any) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: Any) -> Any:
+    head = stream.read(8)
+    if len(head) < 8:
+        raise EOFError
+    (size,) = struct.unpack("<Q", head)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)  # noqa: S301 (our own child process, over its own pipe)
+
+
+def serve_metrics() -> None:
+    """The metrics process: answer each batch of inputs on stdin with its metrics on stdout,
+    until stdin closes."""
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            inputs = _receive(source)
+        except EOFError:
+            return
+        _send(sink, reports_metrics(inputs))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,76 @@
+"""A large load computes its metrics in a worker process (dashboard/analysis/loading.py
+_MetricsProcess): the rows it stores equal those of the in-thread path, and a worker that
+dies mid-load costs time, not numbers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_files import is_report
+
+from dashboard.analysis import loading
+from dashboard.data.catalog import MEMORY, open_catalog
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reports = tmp_path_factory.mktemp("worker") / "reports"
+    reports.mkdir()
+    for source in sorted(p for p in FIXTURES.glob("*.json") if is_report(p)):
+        shutil.copyfile(source, reports / source.name)
+    return reports
+
+
+def metric_tables(root: Path) -> list[Any]:
+    con = open_catalog(MEMORY)
+    try:
+        loading.refresh_catalog(con, root)
+        return [
+            con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+            for table in ("metrics", "lottery", "problems")
+        ]
+    finally:
+        con.close()
+
+
+def test_the_worker_process_gives_the_threads_numbers(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Any] = []
+    real = loading._MetricsProcess
+
+    def recorded() -> Any:
+        process = real()
+        started.append(process)
+        return process
+
+    in_thread = metric_tables(root)
+    monkeypatch.setattr(loading, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(loading, "_MetricsProcess", recorded)
+    in_process = metric_tables(root)
+    assert len(started) == 1, "the load did not start a worker process"
+    assert started[0].proc.returncode == 0, "the worker did not end cleanly"
+    assert len(in_thread[0]) > 100
+    assert in_process == in_thread
+
+
+def test_a_worker_that_dies_costs_no_numbers(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    in_thread = metric_tables(root)
+    real = loading._MetricsProcess
+
+    def killed_at_once() -> Any:
+        process = real()
+        os.kill(process.proc.pid, signal.SIGKILL)
+        process.proc.wait()
+        return process
+
+    monkeypatch.setattr(loading, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(loading, "_MetricsProcess", killed_at_once)
+    assert metric_tables(root) == in_thread
