@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -19,13 +18,10 @@ from dashboard.data.scan import FileEntry
 from dashboard.data.sources.reports import ReportSource, as_source
 
 
-def is_changed(entry: FileEntry, previous: tuple[Any, ...] | None) -> bool:
-    """Whether a listed file must be looked at again: new, another size, mtime or ETag than
-    the catalog's record (size, mtime_ns, digest, racy, etag), or racy last time."""
-    if previous is None:
-        return True
-    size, mtime_ns, _digest, racy, etag = previous
-    return bool((size, mtime_ns, etag or "") != (entry.size, entry.mtime_ns, entry.etag) or racy)
+def unchanged_key(entry: FileEntry) -> tuple[int, int, bool, str]:
+    """What the catalog's record (known_files) of a file that needs no look holds: the
+    listed size, mtime and ETag, and not racy (modified within 2 s of that load)."""
+    return (entry.size, entry.mtime_ns, False, entry.etag)
 
 
 def listing_digest(entries: list[FileEntry]) -> str:
@@ -39,14 +35,26 @@ def listing_digest(entries: list[FileEntry]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def known_files(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Any, ...]]:
-    """The catalog's record of each file: path -> (size, mtime_ns, digest, racy, etag)."""
+def known_files(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int, bool, str]]:
+    """The catalog's record of each file: path -> (size, mtime_ns, racy, etag), compared
+    with unchanged_key. A file is looked at again when its key is not its record."""
     return {
-        row[0]: row[1:]
-        for row in con.execute(
-            "SELECT path, size, mtime_ns, digest, racy, etag FROM files"
+        path: (size, mtime_ns, racy, etag or "")
+        for path, size, mtime_ns, racy, etag in con.execute(
+            "SELECT path, size, mtime_ns, racy, etag FROM files"
         ).fetchall()
     }
+
+
+def known_digests(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, str]:
+    """The recorded SHA-256 of each listed path that has one."""
+    if not paths:
+        return {}
+    return dict(
+        con.execute(
+            "SELECT path, digest FROM files WHERE path IN (SELECT unnest($p))", {"p": paths}
+        ).fetchall()
+    )
 
 
 def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSource) -> bool:
@@ -65,7 +73,7 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
         known = known_files(con)
         if len(known) != len(listing.entries):
             return True
-        if any(is_changed(e, known.get(e.path)) for e in listing.entries):
+        if any(known.get(e.path) != unchanged_key(e) for e in listing.entries):
             return True
     walk = set(
         con.execute(

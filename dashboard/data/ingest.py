@@ -26,10 +26,11 @@ from dashboard.data.formats.inspect import CONFIG_NAME, InspectSettings, read_in
 from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
     catalog_version,  # noqa: F401
     directory_changed,  # noqa: F401
-    is_changed,
+    known_digests,
     known_files,
     listing_digest,
     meta_value,
+    unchanged_key,
 )
 from dashboard.data.ingest_inspect import insert_inspect_rows, read_inspect_logs
 from dashboard.data.releases import assign_releases, release_config_digest
@@ -149,7 +150,9 @@ def _ingest(
     candidates = (
         [e for e in listing.entries if e.path in forced]
         if same_listing
-        else [e for e in listing.entries if e.path in forced or is_changed(e, known.get(e.path))]
+        else [
+            e for e in listing.entries if e.path in forced or known.get(e.path) != unchanged_key(e)
+        ]
     )
     gone_since = source.fetch(listing, [e.path for e in candidates])
     scan_problems += gone_since
@@ -182,15 +185,15 @@ def _ingest(
     if progress:
         progress(0, total)
 
+    digests = known_digests(con, [e.path for e in candidates if e.path in known])
+
     def changed_files(facts_of: Iterator[FileFacts]) -> Iterator[tuple[FileEntry, FileFacts]]:
         """Candidates whose bytes changed; the rest only get their new size and mtime."""
         for entry, facts in zip(candidates, facts_of, strict=True):
             counts["looked"] += 1
-            previous = known.get(entry.path)
             if (
-                previous
-                and facts.digest
-                and previous[2] == facts.digest
+                facts.digest
+                and digests.get(entry.path) == facts.digest
                 and entry.path not in forced
             ):
                 counts["touched"] += 1
