@@ -66,6 +66,9 @@ def refresh_catalog(
     results are stored between batches, so memory holds a batch or two of them.
     """
     stored = 0
+    # every report loaded before this load has its metrics: those missing afterwards are
+    # this load's, all computed below, and the search for them can be skipped
+    complete_before = metrics_complete(con)
     with _MetricsWorker() as worker:
         ahead: list[Future[list[ReportMetrics]]] = []
 
@@ -94,9 +97,14 @@ def refresh_catalog(
         )
         ready = {m.report_id: m for future in ahead for m in worker.result(future)}
     # the anti-join that finds reports without metrics costs 60 ms at 100,000 reports
-    pending = (
-        compute_pending_metrics(con, ready) if result.parsed or not metrics_complete(con) else 0
-    )
+    if complete_before:
+        if ready:
+            store_metrics(con, list(ready.values()))
+        if not metrics_complete(con):  # a load with files to look at cleared the mark
+            mark_metrics_complete(con)
+        pending = len(ready)
+    else:
+        pending = compute_pending_metrics(con, ready)
     if pending or stored:
         # The metrics pass may add report warnings (stored blocks that disagree).
         problems = con.execute("SELECT count(*) FROM problems").fetchall()
