@@ -64,6 +64,8 @@ with st.sidebar:
         st.caption(
             f"{result.files} report files in "
             f"{md(where.name + '/' if where is not None else app_state.reports_label())} · "
-            f"{result.problems} problems · loaded in {result.seconds:.2f} s"
+            f"{result.problems} problems · "
+            # a catalog adopted as it was (the directory unchanged) took no load
+            + (f"loaded in {result.seconds:.2f} s" if result.seconds else "unchanged since loaded")
         )
 page.run()

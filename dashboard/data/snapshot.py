@@ -33,6 +33,7 @@ from dashboard.data.freshness import catalog_version, directory_changed, meta_va
 from dashboard.data.ingest import IngestResult
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.data.watch import watch_directory
 
 BUSY_RETRY_SECONDS = 30.0
 SNAPSHOT = "snapshot"  # the attached copy's name; every cursor uses it
@@ -48,6 +49,8 @@ class ServedCatalog:
         self.notice: str | None = None
         self._lock = threading.Lock()
         self._snapshot: duckdb.DuckDBPyConnection | None = None
+        # a local directory's events spare a new session the walk (dashboard/data/watch.py)
+        self.watch = watch_directory(self.source.local_root)
 
     def refresh(
         self, load: Callable[[duckdb.DuckDBPyConnection], IngestResult]
@@ -59,8 +62,12 @@ class ServedCatalog:
         it is, and with no catalog at all the error is raised.
         """
         with self._lock:
+            token = self.watch.token() if self.watch else 0
             try:
-                return self._refresh(load)
+                result = self._refresh(load)
+                if self.watch and result is not None:
+                    self.watch.settle(token)
+                return result
             except SourceError as exc:
                 self.notice = f"{exc}. Showing the reports as last loaded."
                 if self._snapshot is None and not self._adopt_existing(check=False):
@@ -133,6 +140,9 @@ class ServedCatalog:
         the catalog served stays, and `notice` says why it may be out of date."""
         if self._snapshot is None:
             return True
+        if self.watch and self.watch.quiet():
+            return False  # no file-system event since a check or load found it current
+        token = self.watch.token() if self.watch else 0
         try:
             changed = directory_changed(self.cursor(), self.source)
         except SourceError as exc:
@@ -140,6 +150,8 @@ class ServedCatalog:
             return False
         if not changed:
             self.notice = None  # listed again: what is served is current
+            if self.watch:
+                self.watch.settle(token)
         return changed
 
     def cursor(self) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,105 @@
+"""A running server's new sessions trust file-system events instead of walking an
+unchanged directory (dashboard/data/watch.py), and walk again whenever an event arrived,
+the trust expired, or no watch could be set up."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dashboard.analysis import loading
+from dashboard.data import snapshot, watch
+from dashboard.data.snapshot import ServedCatalog
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OLD_NS = 1_700_000_000_000_000_000
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> ServedCatalog:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for name in ("mv-0.20.0_early-stop_runs8.json", "mv-0.15.2_early-stop_runs8.json"):
+        shutil.copy(FIXTURES / name, reports / name)
+        os.utime(reports / name, ns=(OLD_NS, OLD_NS))
+    catalog = ServedCatalog(reports, str(tmp_path / "catalog.duckdb"))
+    assert catalog.watch is not None, "no watch on a local directory"
+    catalog.refresh(lambda con: loading.refresh_catalog(con, reports))
+    yield catalog
+    if catalog.watch:
+        catalog.watch.close()
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = snapshot.directory_changed
+
+    def counted(*args: Any) -> bool:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(snapshot, "directory_changed", counted)
+    return calls
+
+
+def test_a_quiet_directory_is_not_walked(served: ServedCatalog, walks: list[int]) -> None:
+    for _ in range(3):
+        assert not served.stale()
+    assert walks == []
+
+
+def test_a_change_is_seen_at_once(served: ServedCatalog, walks: list[int]) -> None:
+    report = served.reports_dir / "mv-0.20.0_early-stop_runs8.json"
+    os.utime(report, ns=(OLD_NS + 1, OLD_NS + 1))
+    assert served.stale()
+    assert walks == [1]
+    served.refresh(lambda con: loading.refresh_catalog(con, served.reports_dir))
+    assert not served.stale()
+    assert walks == [1], "the load that followed the change did not settle the watch"
+    (served.reports_dir / "sub").mkdir()
+    (served.reports_dir / "sub" / "new.json").write_text("{}")
+    assert served.stale()
+
+
+def test_an_event_during_the_walk_keeps_the_next_session_walking(
+    served: ServedCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = snapshot.directory_changed
+    calls: list[int] = []
+
+    def changed_meanwhile(*args: Any) -> bool:
+        calls.append(1)
+        verdict = real(*args)
+        if len(calls) == 1:  # a file arrives after its directory was listed
+            (served.reports_dir / "late.json").write_text("{}")
+        return verdict
+
+    monkeypatch.setattr(snapshot, "directory_changed", changed_meanwhile)
+    monkeypatch.setattr(watch, "TRUST_SECONDS", 0.0)
+    assert not served.stale()  # the walk (trust expired) saw no change yet
+    monkeypatch.setattr(watch, "TRUST_SECONDS", 60.0)
+    assert served.stale(), "an event that arrived during the walk was trusted away"
+    assert len(calls) == 2
+
+
+def test_trust_expires(
+    served: ServedCatalog, walks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch, "TRUST_SECONDS", 0.0)
+    assert not served.stale()
+    assert not served.stale()
+    assert walks == [1, 1]
+
+
+def test_without_a_watch_every_session_walks(served: ServedCatalog, walks: list[int]) -> None:
+    served.watch.close()
+    served.watch = None
+    assert not served.stale()
+    assert walks == [1]
+    assert watch.watch_directory(None) is None
+    assert watch.watch_directory(served.reports_dir / "missing") is None
