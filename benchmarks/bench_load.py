@@ -146,7 +146,11 @@ def _build_suite(root: str, plan: SuitePlan) -> int:
 
 
 def _simulator_digest() -> str:
-    return hashlib.sha256((REPO / "dashboard" / "simulate.py").read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for path in sorted((REPO / "dashboard" / "simulate").rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".json"):
+            digest.update(path.relative_to(REPO).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def ensure_corpus(out: Path, plans: list[SuitePlan], jobs: int) -> tuple[Path, Path]:
