@@ -303,6 +303,7 @@ import duckdb
 files = json.load(sys.stdin)
 con = duckdb.connect()
 con.execute("SET threads = 2")
+con.execute("SET enable_progress_bar = false")
 started = time.perf_counter()
 con.execute(
     "SELECT sum(length(CAST(json_extract(content, '$.cases') AS VARCHAR))) FROM read_text($f)",

@@ -246,17 +246,18 @@ _REASONS: tuple[tuple[frozenset[str], str], ...] = (
 
 def failure_reason(exc: BaseException) -> str:
     """One line saying why a request failed: the kind of failure, then the SDK's words."""
-    names: set[str] = set()
+    detail = one_line(str(exc)) or type(exc).__name__
     seen: BaseException | None = exc
+    # the outermost exception that says what happened decides: urllib3's refused
+    # connection is a subclass of its connect timeout, under botocore's "could not connect"
     for _ in range(8):
         if seen is None:
             break
-        names.update(cls.__name__ for cls in type(seen).__mro__)
+        names = {cls.__name__ for cls in type(seen).__mro__}
+        for classes, reason in _REASONS:
+            if names & classes:
+                return f"{reason}: {detail}"
         seen = seen.__cause__ or seen.__context__
-    detail = one_line(str(exc)) or type(exc).__name__
-    for classes, reason in _REASONS:
-        if names & classes:
-            return f"{reason}: {detail}"
     return f"{type(exc).__name__}: {detail}"
 
 

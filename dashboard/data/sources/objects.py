@@ -16,6 +16,7 @@ cleared before every listing, and each call builds its own filesystem).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,9 @@ from dashboard.data.sources import (
     Location,
     SourceError,
     failure_reason,
+    missing_package_message,
     open_filesystem,
+    s3_endpoint,
     where,
 )
 
@@ -61,10 +64,15 @@ def list_objects(
     """
     if not location.is_remote:
         raise ValueError(f"{location.text} is a local path, not object storage")
-    fs = open_filesystem(location, anon=anon)
     try:
-        fs.invalidate_cache()
-        found = fs.find(location.root, detail=True, withdirs=False)
+        if location.kind == "s3":
+            found = _find_s3(location, anon=anon)
+        else:
+            fs = open_filesystem(location, anon=anon)
+            fs.invalidate_cache()
+            found = fs.find(location.root, detail=True, withdirs=False)
+    except SourceError:
+        raise
     except Exception as exc:
         raise SourceError(f"cannot list {where(location)}: {failure_reason(exc)}") from exc
     base = location.root + "/"
@@ -78,6 +86,53 @@ def list_objects(
         entries.append(entry_from_info(key, info))
     entries.sort(key=lambda e: e.key)
     return entries
+
+
+def _find_s3(location: Location, *, anon: bool) -> dict[str, Mapping[str, Any]]:
+    """ListObjectsV2 pages of the prefix through botocore itself, as s3fs's `find` names
+    them ("bucket/prefix/key" -> the object's Key, Size, ETag, LastModified).
+
+    Not through s3fs: importing it (aiobotocore, httpx) and setting up its client took
+    0.43 s of the 1.16 s a fresh process needed to find 2,000 objects unchanged. The same
+    credential chain and endpoint (AWS_ENDPOINT_URL, AWS_MAX_ATTEMPTS are botocore's own);
+    s3fs still downloads. A missing bucket or a refusal is raised as s3fs raises it
+    (FileNotFoundError, PermissionError), so that the message says the same.
+    """
+    if importlib.util.find_spec("s3fs") is None:  # found, not imported: it downloads
+        raise SourceError(missing_package_message(location))
+    import botocore.session  # comes with s3fs
+    from botocore import UNSIGNED
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    client = botocore.session.get_session().create_client(
+        "s3",
+        endpoint_url=s3_endpoint() or None,
+        config=Config(signature_version=UNSIGNED) if anon else None,
+    )
+    bucket, _, prefix = location.root.partition("/")
+    found: dict[str, Mapping[str, Any]] = {}
+    try:
+        for page in client.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=f"{prefix}/" if prefix else ""
+        ):
+            for item in page.get("Contents", ()):
+                found[f"{bucket}/{item['Key']}"] = item
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if code in ("NoSuchBucket", "NoSuchKey", "404"):
+            raise FileNotFoundError(str(exc)) from exc
+        if code in _DENIED:
+            raise PermissionError(str(exc)) from exc
+        raise
+    return found
+
+
+# S3 error codes s3fs turns into PermissionError
+_DENIED = frozenset(
+    {"AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled",
+     "InvalidToken", "ExpiredToken", "AccountProblem"}
+)  # fmt: skip
 
 
 def entry_from_info(key: str, info: Mapping[str, Any]) -> ObjectEntry:
