@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from servers import free_port, healthy, stop_group  # noqa: E402
+from servers import free_port, healthy, quiet_since, stop_group  # noqa: E402
 
 QUIET = 0.5
 TARGETS = {"releases": 1.5, "slices": 2.0}
@@ -33,24 +33,14 @@ TARGETS = {"releases": 1.5, "slices": 2.0}
 
 def settled_seconds(page: object, url: str) -> float:
     """Seconds from navigation until the page is connected, headed and quiet."""
-    started = time.perf_counter()
+    started = time.monotonic()
     page.goto(url)  # type: ignore[attr-defined]
     page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]')  # type: ignore[attr-defined]
     page.locator("h1").first.wait_for()  # type: ignore[attr-defined]
-    quiet_since = None
-    while True:
-        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")  # type: ignore[attr-defined]
-        running = (
-            state != "notRunning" or page.locator('[data-testid="stStatusWidget"]').count() > 0
-        )  # type: ignore[attr-defined]
-        now = time.perf_counter()
-        if running:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = now
-        elif now - quiet_since >= QUIET:
-            return quiet_since - started
-        page.wait_for_timeout(50)  # type: ignore[attr-defined]
+    since = quiet_since(page, QUIET, timeout=120.0)
+    if since is None:
+        raise SystemExit(f"{url}: the script was still running after 120 s")
+    return since - started
 
 
 def main(argv: list[str] | None = None) -> int:

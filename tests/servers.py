@@ -1,7 +1,8 @@
 """Servers the tests start and stop: a free port on 127.0.0.1, a health check, and a
 process group stopped whole (`relidash serve` runs Streamlit as a child that outlives a
 plain SIGTERM of its parent); and `relidash serve` stopped just before it would become
-the server, to read the command it would run."""
+the server, to read the command it would run; and the wait for a Streamlit page's script
+to go quiet, shared by the browser tests and benchmarks/bench_pages.py."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 # serve up to the moment it would become the Streamlit server: os.execve prints the
 # command instead, so nothing listens anywhere
@@ -79,3 +81,29 @@ def stop_group(proc: subprocess.Popen[bytes]) -> None:
         break
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
+
+
+def quiet_since(page: Any, quiet: float, timeout: float) -> float | None:
+    """Wait until a Streamlit page's script has not run for `quiet` seconds; the
+    time.monotonic() at which that quiet began, or None when `timeout` passed first.
+
+    The caller has waited for the app to connect. Running: the app's script state is not
+    "notRunning", or its status widget (the running indicator) is shown.
+    """
+    deadline = time.monotonic() + timeout
+    since: float | None = None
+    while True:
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+        running = (
+            state != "notRunning" or page.locator('[data-testid="stStatusWidget"]').count() > 0
+        )
+        now = time.monotonic()
+        if running:
+            since = None
+        elif since is None:
+            since = now
+        elif now - since >= quiet:
+            return since
+        if now > deadline:
+            return None
+        page.wait_for_timeout(50)

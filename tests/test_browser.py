@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
-from servers import free_port, healthy, stop_group
+from servers import free_port, healthy, quiet_since, stop_group
 
 pytestmark = pytest.mark.browser
 
@@ -252,23 +252,8 @@ def settle(page: Any) -> None:
         page.locator("h1").first.wait_for()
     except PlaywrightTimeout:
         pytest.fail(f"{page.url}: no connected app with a heading:\n{page.inner_text('body')}")
-    deadline = time.monotonic() + SETTLE_TIMEOUT
-    quiet_since: float | None = None
-    while True:
-        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
-        running = (
-            state != "notRunning" or page.locator('[data-testid="stStatusWidget"]').count() > 0
-        )
-        now = time.monotonic()
-        if running:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = now
-        elif now - quiet_since >= QUIET:
-            return
-        if now > deadline:
-            pytest.fail(f"{page.url}: the script was still running after {SETTLE_TIMEOUT} s")
-        page.wait_for_timeout(100)
+    if quiet_since(page, QUIET, SETTLE_TIMEOUT) is None:
+        pytest.fail(f"{page.url}: the script was still running after {SETTLE_TIMEOUT} s")
 
 
 def open_path(page: Any, url: str) -> Any:
