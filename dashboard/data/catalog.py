@@ -17,7 +17,8 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-SCHEMA_VERSION = "11"  # 11: report_records compressed (record_dictionary), lottery ranks in `lottery`
+# 11: report_records compressed against record_dictionary; lottery ranks in `lottery`
+SCHEMA_VERSION = "11"
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once. Every
 # open replays the log (about 0.1 s per MiB) and a checkpoint costs about 0.2 s, whatever
