@@ -31,7 +31,14 @@ $(UPSTREAM)/.installed:
 	$(UPSTREAM)/bin/python -m pip install --quiet multivon-eval==0.20.0
 	touch $@
 
-test: $(VENV)/.test-installed $(UPSTREAM)/.installed
+# Azurite, Microsoft's Azure Storage emulator, for the az:// tests: from the npm registry
+# into .tools/ (git-ignored), with Node.js from Debian's packages where the machine has none.
+AZURITE := .tools/azurite/node_modules/.bin/azurite-blob
+$(AZURITE): $(VENV)/.test-installed tests/azure_server.py
+	command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm </dev/null)
+	$(BIN)/python tests/azure_server.py install
+
+test: $(VENV)/.test-installed $(UPSTREAM)/.installed $(AZURITE)
 	bash tools/ensure_chromium.sh
 	$(BIN)/ruff check .
 	RELIDASH_UPSTREAM_PYTHON=$(CURDIR)/$(UPSTREAM)/bin/python $(BIN)/python -m pytest
@@ -50,4 +57,4 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/bench_load.py
 
 clean:
-	rm -rf $(VENV) $(UPSTREAM) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(UPSTREAM) .tools .pytest_cache .ruff_cache .mypy_cache

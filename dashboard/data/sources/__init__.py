@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -196,6 +197,18 @@ def open_filesystem(location: Location, *, anon: bool = False) -> Any:
             # gcloud's login, the metadata server); gcsfs's None would fall back to
             # anonymous access silently.
             kwargs["token"] = "anon" if anon else "google_default"
+            # gcsfs sends every request to STORAGE_EMULATOR_HOST itself. Its default class
+            # (ExtendedGcsFileSystem) first asks the gRPC Storage Control API there for the
+            # bucket's layout; an emulator speaks only the JSON API, so each call waited
+            # 60 s before falling back. Against an emulator: the JSON-API class itself.
+            if os.environ.get("STORAGE_EMULATOR_HOST", "").strip() not in ("", "default"):
+                module = importlib.import_module("gcsfs.core")
+            # gcsfs logs each failed request's traceback before raising it; with no logging
+            # set up, Python's last-resort handler printed it to stderr, above relidash's
+            # one-line message. A library's NullHandler: handlers set up elsewhere still get it.
+            gcsfs_log = logging.getLogger("gcsfs")
+            if not gcsfs_log.handlers:
+                gcsfs_log.addHandler(logging.NullHandler())
             return module.GCSFileSystem(**kwargs)
         kwargs["anon"] = anon
         if location.account:

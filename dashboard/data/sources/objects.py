@@ -71,6 +71,10 @@ def list_objects(
             fs = open_filesystem(location, anon=anon)
             fs.invalidate_cache()
             found = fs.find(location.root, detail=True, withdirs=False)
+            # adlfs's find answers {} for a missing container: nothing found must mean an
+            # existing, empty prefix
+            if not found and not fs.exists(location.bucket):
+                raise FileNotFoundError(f"the bucket or container {location.bucket} does not exist")
     except SourceError:
         raise
     except Exception as exc:
