@@ -577,9 +577,7 @@ def test_metrics_computed_during_the_load_equal_those_computed_after(reports_dir
                 con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
                 for table in ("metrics", "problems")
             ]
-            + [
-                con.execute("SELECT report_id, case_idx, rank FROM lottery ORDER BY ALL").fetchall()
-            ]
+            + [con.execute("SELECT report_id, case_idx, rank FROM lottery ORDER BY ALL").fetchall()]
         )
         con.close()
     assert tables[0] == tables[1]

@@ -340,7 +340,11 @@ def test_a_warm_load_reads_nothing(catalogs: dict[str, Any]) -> None:
 
 
 def lottery_case(con: Any, rel: str) -> tuple[int, int]:
-    (report_id,) = [r["report_id"] for r in fetch_rows(con, "report_overview", suites=None, release=None) if r["file"] == rel]
+    (report_id,) = [
+        r["report_id"]
+        for r in fetch_rows(con, "report_overview", suites=None, release=None)
+        if r["file"] == rel
+    ]
     rows = con.execute(
         "SELECT case_idx FROM cases WHERE report_id = $r AND c > 0 AND c < n ORDER BY case_idx",
         {"r": report_id},
