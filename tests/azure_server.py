@@ -26,7 +26,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from s3_server import Proxy, closed_port_url, counting_proxy, free_port
+from s3_server import Proxy, ServerFailed, child_server, closed_port_url, counting_proxy, free_port
 
 from dashboard.data.sources import Location, parse_location
 
@@ -46,7 +45,6 @@ TOOLS = ROOT / ".tools"
 AZURITE_DIR = TOOLS / "azurite"
 AZURITE_VERSION = "3.35.0"
 PREFIX = "reports"
-START_TIMEOUT = 60.0
 # Azurite's well-known development account and key (published in Azurite's README; they
 # open nothing but a local emulator)
 ACCOUNT = "devstoreaccount1"
@@ -119,8 +117,12 @@ def install_azurite() -> Path:
 # ---- Azurite's Blob service --------------------------------------------------------------
 
 
-class ServerFailed(RuntimeError):
-    pass
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/{ACCOUNT}?comp=list", timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True  # an unsigned request refused: the service answers
 
 
 @contextmanager
@@ -130,50 +132,20 @@ def azurite_server(command: str, workspace: Path) -> Iterator[str]:
     port = free_port()
     data = workspace / "data"
     data.mkdir(parents=True, exist_ok=True)
-    log = workspace / "azurite.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [
-                command,
-                "--blobHost",
-                "127.0.0.1",
-                "--blobPort",
-                str(port),
-                "--location",
-                str(data),
-                "--silent",
-                "--skipApiVersionCheck",  # azure-storage-blob may be newer than Azurite
-                "--disableTelemetry",  # Azurite 3.35 reports usage by default
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if server.poll() is not None:
-                raise ServerFailed(f"azurite-blob exited: {log.read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(f"{url}/{ACCOUNT}?comp=list", timeout=2):
-                    break
-            except urllib.error.HTTPError:
-                break  # an unsigned request refused: the service answers
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    raise ServerFailed(
-                        f"azurite-blob did not answer in {START_TIMEOUT:.0f} s"
-                    ) from exc
-                time.sleep(0.1)
+    arguments = [
+        command,
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        str(port),
+        "--location",
+        str(data),
+        "--silent",
+        "--skipApiVersionCheck",  # azure-storage-blob may be newer than Azurite
+        "--disableTelemetry",  # Azurite 3.35 reports usage by default
+    ]
+    with child_server("azurite-blob", arguments, port, workspace / "azurite.log", _answers) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -31,12 +29,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from s3_server import Proxy, counting_proxy, free_port
+from s3_server import Proxy, ServerFailed, child_server, counting_proxy, free_port
 
 from dashboard.data.sources import Location, parse_location
 
 PREFIX = "reports"
-START_TIMEOUT = 60.0
 HTTP_TIMEOUT = 30.0
 
 
@@ -57,46 +54,19 @@ def require_packages() -> None:
             unavailable(f"{package} is not installed")
 
 
-class ServerFailed(RuntimeError):
-    pass
+def _healthy(url: str) -> bool:
+    with urllib.request.urlopen(url + "/", timeout=2) as answer:
+        return bool(answer.read() == b"OK")  # the emulator's health check
 
 
 @contextmanager
 def emulator_server(log: Path) -> Iterator[str]:
     """gcp-storage-emulator in a child process on 127.0.0.1, in memory; yields its URL."""
     port = free_port()
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "gcp_storage_emulator", "start"]
-            + ["--host", "127.0.0.1", "--port", str(port), "--in-memory", "--quiet"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if server.poll() is not None:
-                raise ServerFailed(f"the GCS emulator exited: {log.read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(url + "/", timeout=2) as answer:
-                    if answer.read() == b"OK":  # the emulator's health check
-                        break
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    raise ServerFailed(
-                        f"the GCS emulator did not answer in {START_TIMEOUT:.0f} s"
-                    ) from exc
-            time.sleep(0.1)
+    command = [sys.executable, "-m", "gcp_storage_emulator", "start"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--in-memory", "--quiet"]
+    with child_server("the GCS emulator", command, port, log, _healthy) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 @pytest.fixture(scope="module")

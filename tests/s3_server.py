@@ -23,7 +23,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,31 +75,30 @@ class ServerFailed(RuntimeError):
 
 
 @contextmanager
-def moto_server(log: Path) -> Iterator[str]:
-    """moto's S3 server in a child process on 127.0.0.1; yields its URL."""
-    port = free_port()
+def child_server(
+    name: str, command: list[str], port: int, log: Path, answers: Callable[[str], bool]
+) -> Iterator[str]:
+    """`command` in a child process serving http://127.0.0.1:`port` (its output in `log`):
+    yields the URL once `answers(url)` is true (an OSError means not yet), and stops the
+    process at the end. The object-storage servers of tests/gcs_server.py and
+    tests/azure_server.py start this way too."""
     with open(log, "wb") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             if server.poll() is not None:
-                raise ServerFailed(f"moto's server exited: {log.read_text(errors='replace')}")
+                raise ServerFailed(f"{name} exited: {log.read_text(errors='replace')}")
             try:
-                with urllib.request.urlopen(url + "/moto-api/", timeout=2):
+                if answers(url):
                     break
             except OSError as exc:
                 if time.monotonic() > deadline:
-                    raise ServerFailed(
-                        f"moto's server did not answer in {START_TIMEOUT:.0f} s"
-                    ) from exc
-                time.sleep(0.1)
+                    raise ServerFailed(f"{name} did not answer in {START_TIMEOUT:.0f} s") from exc
+            time.sleep(0.1)
         yield url
     finally:
         server.terminate()
@@ -108,6 +107,22 @@ def moto_server(log: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def _opens(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=2):
+        return True
+
+
+@contextmanager
+def moto_server(log: Path) -> Iterator[str]:
+    """moto's S3 server in a child process on 127.0.0.1; yields its URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+    with child_server(
+        "moto's server", command, port, log, lambda url: _opens(url + "/moto-api/")
+    ) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
