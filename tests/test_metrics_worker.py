@@ -15,6 +15,7 @@ from report_files import is_report
 
 from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
+from dashboard.data.ingest import ingest_directory
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -74,3 +75,26 @@ def test_a_worker_that_dies_costs_no_numbers(root: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(loading, "PROCESS_MIN_FILES", 1)
     monkeypatch.setattr(loading, "_MetricsProcess", killed_at_once)
     assert metric_tables(root) == in_thread
+
+
+def test_the_worker_ignores_ctrl_c_and_ends_when_the_load_does(root: Path) -> None:
+    """Ctrl-C reaches the whole process group: the worker must not die of it (printing a
+    second traceback) but end when the parent closes its pipe."""
+    con = open_catalog(MEMORY)
+    try:
+        ingest_directory(con, root)  # reports without their metrics yet
+        ids = [r[0] for r in con.execute("SELECT report_id FROM reports ORDER BY 1").fetchall()]
+        inputs = loading._metric_inputs(con, ids)
+    finally:
+        con.close()
+    process = loading._MetricsProcess()
+    try:
+        first = process.submit(inputs[:1]).result(timeout=60)  # the child is up and serving
+        os.kill(process.proc.pid, signal.SIGINT)
+        again = process.submit(inputs).result(timeout=60)
+        assert process.proc.poll() is None, "the worker died of SIGINT"
+        assert [m.report_id for m in again] == ids
+        assert again[0] == first[0]
+    finally:
+        process.close()
+    assert process.proc.returncode == 0

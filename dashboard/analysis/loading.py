@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -241,7 +242,13 @@ def _receive(stream: Any) -> Any:
 
 def serve_metrics() -> None:
     """The metrics process: answer each batch of inputs on stdin with its metrics on stdout,
-    until stdin closes."""
+    until stdin closes.
+
+    Ctrl-C at the terminal reaches the whole process group: the parent stops the load
+    and closes the pipe, which ends this process; its own KeyboardInterrupt would only
+    print a second traceback.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
