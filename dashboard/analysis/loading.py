@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import pickle
-import signal
 import struct
 import subprocess
 import sys
@@ -182,6 +181,9 @@ class _MetricsProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": path},
+            # its own session: Ctrl-C at the terminal stops the load, which closes the pipe
+            # and so ends the worker; reached by the signal too, it printed a traceback
+            start_new_session=True,
         )
         self.pending: deque[Future[list[ReportMetrics]]] = deque()
         self.lock = threading.Lock()
@@ -242,13 +244,7 @@ def _receive(stream: Any) -> Any:
 
 def serve_metrics() -> None:
     """The metrics process: answer each batch of inputs on stdin with its metrics on stdout,
-    until stdin closes.
-
-    Ctrl-C at the terminal reaches the whole process group: the parent stops the load
-    and closes the pipe, which ends this process; its own KeyboardInterrupt would only
-    print a second traceback.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    until stdin closes."""
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:

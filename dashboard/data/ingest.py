@@ -9,6 +9,7 @@ load. Report files are only ever read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -106,6 +107,12 @@ def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute("SET preserve_insertion_order = false")
     try:
         yield
+    except BaseException:
+        # stopped inside a batch's transaction (Ctrl-C, a bug): end it, or the setting
+        # below fails on the aborted transaction and hides what happened
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise
     finally:
         con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
 

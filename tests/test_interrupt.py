@@ -1,0 +1,58 @@
+"""Ctrl-C during a load: `relidash` says "interrupted" on one line and exits 130, without a
+traceback from itself or its metrics worker, and the next load is whole again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from report_files import is_report
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+COPIES = 2500  # enough files for a load of a few seconds, and for the metrics worker
+
+
+def test_ctrl_c_during_a_load_exits_130_in_one_line(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    small = [p for p in sorted(FIXTURES.glob("*.json")) if is_report(p)]
+    small = [p for p in small if p.stat().st_size < 60_000]
+    for i in range(COPIES):
+        source = small[i % len(small)]
+        shutil.copyfile(source, reports / f"r{i:05d}-{source.name}")
+    catalog = tmp_path / "catalog.duckdb"
+    command = [sys.executable, "-m", "dashboard.cli", "summary", str(reports), "--json"]
+    proc = subprocess.Popen(
+        [*command, "--catalog", str(catalog)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    deadline = time.monotonic() + 60
+    while not catalog.exists():  # past the imports: the load has begun
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert time.monotonic() < deadline, "the catalog was never opened"
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    _, err = proc.communicate(timeout=120)
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert text.strip().splitlines()[-1] == "relidash: interrupted", text
+    assert "Traceback" not in text, text
+
+    done = subprocess.run(
+        [*command, "--catalog", str(catalog)],
+        capture_output=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert len(json.loads(done.stdout)["reports"]) == COPIES
