@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import zstandard
 
+from dashboard.data.freshness import meta_value
 from dashboard.data.ingest_inspect import rewrite_unknown_reasons
 
 METRIC_COLUMNS = (
@@ -68,8 +69,7 @@ def metrics_complete(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether every report has its metrics: a load that parses anything clears the mark
     (dashboard/data/ingest.py) before its first report goes in, and mark_metrics_complete
     sets it once the metrics pass stored them all."""
-    rows = con.execute("SELECT value FROM meta WHERE key = 'metrics_complete'").fetchall()
-    return bool(rows) and rows[0][0] == "1"
+    return meta_value(con, "metrics_complete") == "1"
 
 
 def mark_metrics_complete(con: duckdb.DuckDBPyConnection) -> None:
@@ -96,13 +96,11 @@ def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]
     largest table of a catalog of many small reports shrinks about 12x (zlib: 5x)."""
     if not records:
         return
-    if not con.execute("SELECT 1 FROM record_dictionary").fetchall():
-        # the first entries stored, as they are: a raw-content dictionary, kept for the
-        # catalog's lifetime (each entry compressed against it stays readable)
-        sample = "\n".join(text for _, text in records[:8]).encode("utf-8")[:_DICTIONARY_BYTES]
-        con.execute("INSERT INTO record_dictionary VALUES ($d)", {"d": sample})
     squeeze = zstandard.ZstdCompressor(
-        level=3, dict_data=_record_dictionary(con), write_checksum=False, write_dict_id=False
+        level=3,
+        dict_data=_record_dictionary(con, records),
+        write_checksum=False,
+        write_dict_id=False,
     ).compress
     # two bound lists, one statement: executemany costs about 1 ms a row
     con.execute(
@@ -117,8 +115,15 @@ def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]
 _DICTIONARY_BYTES = 32 * 1024
 
 
-def _record_dictionary(con: duckdb.DuckDBPyConnection) -> zstandard.ZstdCompressionDict:
+def _record_dictionary(
+    con: duckdb.DuckDBPyConnection, first: list[tuple[int, str]] | None = None
+) -> zstandard.ZstdCompressionDict:
+    """The catalog's record dictionary. A catalog without one keeps `first` (the first
+    entries stored, as they are) as its raw-content dictionary for its lifetime: every
+    entry compressed against it stays readable."""
     rows = con.execute("SELECT data FROM record_dictionary").fetchall()
-    return zstandard.ZstdCompressionDict(
-        rows[0][0] if rows else b"", dict_type=zstandard.DICT_TYPE_RAWCONTENT
-    )
+    data = rows[0][0] if rows else b""
+    if not rows and first:
+        data = "\n".join(text for _, text in first[:8]).encode("utf-8")[:_DICTIONARY_BYTES]
+        con.execute("INSERT INTO record_dictionary VALUES ($d)", {"d": data})
+    return zstandard.ZstdCompressionDict(data, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
