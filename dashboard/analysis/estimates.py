@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult, suite_pass_k
+from dashboard.stats import (
+    METRIC_PASS_AT_K,
+    METRIC_PASS_HAT_K,
+    PassKResult,
+    suite_pass_k,
+    suites_pass_k,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,8 +84,8 @@ def k_max_for(runs_max: Any) -> int:
 
 def pass_k_results(n: np.ndarray, c: np.ndarray, k_max: int) -> dict[str, list[PassKResult]]:
     """pass@k and pass^k for k = 1..k_max over the given evaluated cases (in case order)."""
-    ks = range(1, k_max + 1)
-    return {metric: suite_pass_k(n, c, ks, metric) for metric in METRICS}
+    ks = list(range(1, k_max + 1))
+    return dict(zip(METRICS, suites_pass_k([(n, c, ks, m) for m in METRICS]), strict=True))
 
 
 def evaluated_arrays(outcomes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

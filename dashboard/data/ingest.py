@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,9 +232,7 @@ def _ingest(
             if e.size >= STRICT_MIN_BYTES and head_has_every_field(e.abspath)
         }
         # Those leave NaN / Infinity to the strict parse (a tenth of the cost there).
-        facts_ahead = _prefetched(
-            pool, [(_facts, e.abspath, e.path not in strict_first) for e in candidates]
-        )
+        facts_ahead = _facts_ahead(pool, candidates, strict_first)
         for batch in _batches(changed_files(facts_ahead)):
             touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
             parseable: list[tuple[FileEntry, str, int]] = []
@@ -357,20 +355,17 @@ def _memory_backed_tmp() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
-def _prefetched(pool: ThreadPoolExecutor, calls: list[tuple]) -> Iterator[FileFacts]:
-    """The results of `calls` ((function, *args)) in order, computed FACTS_AHEAD ahead."""
-    pending: deque = deque()
-    waiting = iter(calls)
-    for fn, *args in waiting:
-        pending.append(pool.submit(fn, *args))
+def _facts_ahead(
+    pool: ThreadPoolExecutor, candidates: list[FileEntry], strict_first: set[str]
+) -> Iterator[FileFacts]:
+    """Each candidate's facts, in order, computed in `pool` at most FACTS_AHEAD files ahead."""
+    pending: deque[Future[FileFacts]] = deque()
+    for entry in candidates:
+        pending.append(pool.submit(_facts, entry.abspath, entry.path not in strict_first))
         if len(pending) >= FACTS_AHEAD:
-            break
+            yield pending.popleft().result()
     while pending:
-        result = pending.popleft().result()
-        for fn, *args in waiting:
-            pending.append(pool.submit(fn, *args))
-            break
-        yield result
+        yield pending.popleft().result()
 
 
 def _batches(
