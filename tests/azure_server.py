@@ -21,7 +21,6 @@ must not pass silently. A test module uses the fixtures by importing them:
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -36,7 +35,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from s3_server import Proxy, ServerFailed, child_server, closed_port_url, counting_proxy, free_port
+import s3_server
+from s3_server import (
+    Proxy,
+    ServerFailed,
+    child_server,
+    closed_port_url,
+    counting_proxy,
+    free_port,
+    require_modules,
+)
 
 from dashboard.data.sources import Location, parse_location
 
@@ -53,13 +61,12 @@ ACCOUNT_KEY = (
 )
 
 
+AZURE_TESTS = "the Azure Blob tests"
+AZURE_INSTALL = "pip install 'relidash[azure]'; python tests/azure_server.py install"
+
+
 def unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(
-            f"{reason}; CI must run the Azure Blob tests "
-            f"(pip install 'relidash[azure]'; python tests/azure_server.py install)"
-        )
-    pytest.skip(reason)
+    s3_server.unavailable(reason, tests=AZURE_TESTS, install=AZURE_INSTALL)
 
 
 def azurite_command() -> str | None:
@@ -75,13 +82,11 @@ def azurite_command() -> str | None:
 
 def require_packages() -> str:
     """The azurite-blob command, once adlfs, azure-storage-blob, Node.js and Azurite are here."""
-    for module, package in (("adlfs", "adlfs"), ("azure.storage.blob", "azure-storage-blob")):
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:  # a parent package (azure.storage) is missing
-            found = False
-        if not found:
-            unavailable(f"{package} is not installed")
+    require_modules(
+        (("adlfs", "adlfs"), ("azure.storage.blob", "azure-storage-blob")),
+        tests=AZURE_TESTS,
+        install=AZURE_INSTALL,
+    )
     if shutil.which("node") is None:
         unavailable("Node.js (node) is not on PATH; Azurite needs it")
     command = azurite_command()

@@ -14,9 +14,7 @@ importing them:
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import sys
 import urllib.error
 import urllib.request
@@ -29,7 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from s3_server import Proxy, ServerFailed, child_server, counting_proxy, free_port
+from s3_server import Proxy, ServerFailed, child_server, counting_proxy, free_port, require_modules
 
 from dashboard.data.sources import Location, parse_location
 
@@ -37,21 +35,12 @@ PREFIX = "reports"
 HTTP_TIMEOUT = 30.0
 
 
-def unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(
-            f"{reason}; CI must run the gs:// tests (pip install gcp-storage-emulator gcsfs)"
-        )
-    pytest.skip(reason)
-
-
 def require_packages() -> None:
-    for module, package in (
-        ("gcp_storage_emulator", "gcp-storage-emulator"),
-        ("gcsfs", "gcsfs"),
-    ):
-        if importlib.util.find_spec(module) is None:
-            unavailable(f"{package} is not installed")
+    require_modules(
+        (("gcp_storage_emulator", "gcp-storage-emulator"), ("gcsfs", "gcsfs")),
+        tests="the gs:// tests",
+        install="pip install gcp-storage-emulator gcsfs",
+    )
 
 
 def _healthy(url: str) -> bool:
