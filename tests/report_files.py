@@ -1,12 +1,25 @@
-"""Report files for the tests: whether a file is one, and hand-made ones in multivon-eval's
-0.15 shape (the gate and compare tests)."""
+"""Report files for the tests: whether a file is one, hand-made ones in multivon-eval's
+0.15 shape (the gate and compare tests), and a bucket's objects written as a directory."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+
+def write_tree(root: Path, files: Mapping[str, bytes], stamps: Mapping[str, int]) -> Path:
+    """The files (key -> bytes) under root, each with its stamp (ns since the epoch) as its
+    mtime: a bucket's objects as a directory, dated by their modification time (which
+    report of a release is the latest is decided by time)."""
+    for key, body in files.items():
+        target = root / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+        os.utime(target, ns=(stamps[key], stamps[key]))
+    return root
 
 
 def is_report(path: Path) -> bool:

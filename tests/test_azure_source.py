@@ -35,7 +35,7 @@ from azure_server import (
     fail_fast,
 )
 from cli_run import run_cli
-from report_files import is_report
+from report_files import is_report, write_tree
 
 from dashboard.data.sources import SourceError, parse_location
 from dashboard.data.sources.objects import datetime_ns, list_objects
@@ -147,13 +147,8 @@ def test_summary_of_the_container_equals_the_summary_of_the_same_files_in_a_dire
     files = small_reports()
     container.put_many(files)
     stored = container.blobs()
-    local = tmp_path / "local"
-    for key, body in files.items():  # each file with its blob's LastModified as its mtime
-        target = local / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-        stamp = datetime_ns(stored[f"{PREFIX}/{key}"].last_modified)
-        os.utime(target, ns=(stamp, stamp))
+    stamps = {key: datetime_ns(stored[f"{PREFIX}/{key}"].last_modified) for key in files}
+    local = write_tree(tmp_path / "local", files, stamps)
     from_dir, _ = summary(capsys, str(local), "--catalog", str(tmp_path / "dir.duckdb"))
 
     # the real command in a fresh process: only the environment points it at Azurite

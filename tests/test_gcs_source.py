@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from cli_run import run_cli
 from gcs_server import PREFIX, Bucket, bucket_fixture, gcs_env, gcs_proxy, gcs_url  # noqa: F401
-from report_files import is_report
+from report_files import is_report, write_tree
 from s3_server import closed_port_url
 
 from dashboard.data.sources import SourceError, parse_location
@@ -69,19 +69,6 @@ def load(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[dict[str, Any]
     counts = LOADED.search(err)
     assert counts is not None, err
     return json.loads(out), [int(n) for n in counts.groups()]
-
-
-def write_tree(root: Path, files: dict[str, bytes], bucket: Bucket) -> Path:
-    """The same files in a directory, each with its object's `updated` time as its mtime
-    (which report of a release is the latest is decided by time)."""
-    listed = bucket.objects()
-    for key, body in files.items():
-        target = root / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-        stamp = datetime_ns(listed[f"{PREFIX}/{key}"]["updated"])
-        os.utime(target, ns=(stamp, stamp))
-    return root
 
 
 # ---- the listing --------------------------------------------------------------------------
@@ -134,7 +121,9 @@ def test_bucket_numbers_equal_the_directory_numbers(
     equal, and it holds every report."""
     files = small_reports()
     bucket.put_many(files)
-    local = write_tree(tmp_path / "local", files, bucket)
+    listed = bucket.objects()
+    stamps = {key: datetime_ns(listed[f"{PREFIX}/{key}"]["updated"]) for key in files}
+    local = write_tree(tmp_path / "local", files, stamps)
 
     from_dir, _ = load(capsys, str(local), "--catalog", str(tmp_path / "dir.duckdb"))
     from_bucket, counts = load(

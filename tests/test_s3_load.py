@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import pytest
 from cli_run import run_cli
+from report_files import write_tree
 from s3_server import (
     AWS_CLEARED,
     PREFIX,
@@ -72,19 +73,6 @@ def history(store: Store) -> dict[str, bytes]:
     return odd
 
 
-def write_tree(root: Path, files: dict[str, bytes], store: Store) -> Path:
-    """The same files in a directory, each with its object's LastModified as its mtime
-    (which report of a release is the latest is decided by time)."""
-    listed = store.objects()
-    for key, body in files.items():
-        target = root / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-        stamp = datetime_ns(listed[f"{PREFIX}/{key}"]["LastModified"])
-        os.utime(target, ns=(stamp, stamp))
-    return root
-
-
 def url_of(store: Store) -> str:
     return f"s3://{store.bucket}/{PREFIX}"
 
@@ -109,7 +97,9 @@ def test_bucket_numbers_equal_the_directory_numbers(
     store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = history(store)
-    local = write_tree(tmp_path / "local", files, store)
+    listed = store.objects()
+    stamps = {key: datetime_ns(listed[f"{PREFIX}/{key}"]["LastModified"]) for key in files}
+    local = write_tree(tmp_path / "local", files, stamps)
 
     from_dir = summary(capsys, str(local), "--catalog", str(tmp_path / "dir.duckdb"))
     from_bucket = summary(capsys, url_of(store))  # the catalog in relidash's cache
