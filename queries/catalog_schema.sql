@@ -4,10 +4,16 @@ CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 -- One row per report file (*.json, *.eval) seen in the reports directory, loaded or not.
 -- For object storage: path is the key under the prefix, mtime_ns its LastModified and
 -- etag its ETag ('' for a local file), all as listed.
+-- digest: scan.FAST_DIGEST and the XXH3-128 of the bytes, for change detection only (a review
+-- computes the SHA-256 it publishes from the file: analysis/review.py evidence_sha256).
 CREATE TABLE IF NOT EXISTS files (
     path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, digest VARCHAR,
     report_id INTEGER, racy BOOLEAN, etag VARCHAR
 );
+-- The listing the last complete load ended with, by part (a top-level directory; '' for
+-- the files at the top): a digest of each part's files' paths, sizes, mtimes and ETags
+-- (dashboard/data/freshness.py ListingParts). A part holding a racy file has no row.
+CREATE TABLE IF NOT EXISTS listing_parts (part VARCHAR PRIMARY KEY, digest VARCHAR);
 -- One row per loaded report file: a multivon-eval report or an Inspect log (harness).
 -- log_status is the log's own status (Inspect: success, cancelled, error, started; NULL
 -- for multivon-eval reports); metadata is the log's eval.metadata (Inspect); harness_facts

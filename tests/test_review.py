@@ -31,6 +31,7 @@ from dashboard.analysis.review import (
     CHANGED,
     MISSING,
     UNCHANGED,
+    EvidenceChanged,
     EvidenceStatus,
     build_review,
     evidence_status,
@@ -420,6 +421,29 @@ def test_signoff_binds_the_decision_to_the_bytes_and_numbers(
     ]
     assert record["policy_sha256"] == hashlib.sha256(DEFAULT_POLICY_TEXT.encode()).hexdigest()
     assert record["review"] == fresh_review(reports, release=RELEASE)
+
+
+def test_evidence_sha256_is_of_the_bytes_loaded_or_the_review_refuses(reports: Path) -> None:
+    """The catalog keeps a fast digest; the SHA-256 a review publishes is read from the file
+    and must be of the bytes the numbers came from."""
+    con = open_catalog(MEMORY)
+    try:
+        refresh_catalog(con, reports)
+        review = build_review(con, SUITE, RELEASE, reports_dir=reports)
+        assert {e.path: e.sha256 for e in review.evidence} == {
+            RELEASE_FILE: sha256(reports / RELEASE_FILE),
+            BASE_FILE: sha256(reports / BASE_FILE),
+        }
+        flip_one_pass(reports / RELEASE_FILE)  # changed after the load, not loaded again
+        with pytest.raises(EvidenceChanged, match=f"{RELEASE_FILE} changed since the catalog"):
+            build_review(con, SUITE, RELEASE, reports_dir=reports)
+        (reports / RELEASE_FILE).unlink()
+        with pytest.raises(EvidenceChanged, match=f"{RELEASE_FILE} is gone since the catalog"):
+            build_review(con, SUITE, RELEASE, reports_dir=reports)
+        refresh_catalog(con, reports)  # loaded again: the suite's latest is now the base
+        assert build_review(con, SUITE, reports_dir=reports).release == BASE
+    finally:
+        con.close()
 
 
 def test_reviews_reports_unchanged_then_changed_then_missing(

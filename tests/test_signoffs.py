@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from dashboard.data import signoffs
+from dashboard.data.scan import DIGEST_CHUNK
 from dashboard.data.signoffs import (
     ReviewsDirError,
     SignoffProblem,
@@ -204,6 +205,7 @@ KILLED = """
 import os, signal, sys
 from pathlib import Path
 from dashboard.data import signoffs
+from dashboard.data.scan import DIGEST_CHUNK
 
 record = {"suite": "checkout-agent", "release": "v2.3.0", "decision": "approved",
           "time": "2026-12-01T07:35:00Z", "by": "killed"}
@@ -570,7 +572,7 @@ def test_default_reviews_dir_honours_xdg_data_home(
 
 def test_file_sha256_reads_the_whole_file_in_chunks(tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
-    data = os.urandom(2 * signoffs.CHUNK_BYTES + 12345)
+    data = os.urandom(2 * DIGEST_CHUNK + 12345)
     big.write_bytes(data)
     assert file_sha256(big) == hashlib.sha256(data).hexdigest()
     empty = tmp_path / "empty"

@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,9 +43,11 @@ from dashboard.analysis.releases import (
 )
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
+from dashboard.data.freshness import meta_value
 from dashboard.data.queries import fetch_rows, run_query
+from dashboard.data.scan import file_digests
 from dashboard.data.signoffs import DECISIONS
-from dashboard.data.sources.reports import ReportSource
+from dashboard.data.sources.reports import ReportSource, as_source
 
 REVIEW_SCHEMA: Final = "relidash.review/v1"
 SIGNOFF_SCHEMA: Final = "relidash.signoff/v1"
@@ -183,26 +186,61 @@ def build_review(
             (str(p.file), str(p.scope), str(p.reason))
             for p in problems[problems["file"].isin(files)].itertuples(index=False)
         ),
-        evidence=_evidence(con, rows),
+        evidence=_evidence(con, rows, reports_dir),
         relidash_version=relidash_version(),
         releases=tuple(str(r) for r in releases["release"]),
     )
 
 
-def _evidence(con: duckdb.DuckDBPyConnection, rows: Sequence[Any]) -> tuple[EvidenceFile, ...]:
+class EvidenceChanged(ValueError):
+    """An evidence file's bytes are no longer the ones the catalog was loaded from."""
+
+
+def _evidence(
+    con: duckdb.DuckDBPyConnection,
+    rows: Sequence[Any],
+    reports_dir: Path | ReportSource | None,
+) -> tuple[EvidenceFile, ...]:
     ids = [int(r["report_id"]) for r in rows]
     found = {r["report_id"]: r for r in fetch_rows(con, "report_evidence", report_ids=ids)}
+    source = as_source(
+        reports_dir if reports_dir is not None else Path(meta_value(con, "reports_dir") or ".")
+    )
     return tuple(
         EvidenceFile(
             role=role,
             path=str(found[rid]["file"]),
             bytes=int(found[rid]["size"]),
-            sha256=str(found[rid]["digest"]),
+            sha256=evidence_sha256(source, str(found[rid]["file"]), str(found[rid]["digest"])),
             format=str(found[rid]["format"]),
             upgraded=bool(found[rid]["upgraded"]),
         )
         for role, rid in zip(("release", "base"), ids, strict=False)
     )
+
+
+def evidence_sha256(source: ReportSource, path: str, loaded: str) -> str:
+    """SHA-256 of the report file `path` as the catalog loaded it (`loaded`: its digest
+    then, dashboard/data/scan.py file_facts). The catalog keeps only a fast digest; the
+    one a review publishes is computed here, once per version of the file.
+
+    EvidenceChanged when the file is gone or its bytes changed since the load.
+    """
+    try:
+        target = source.open_file(path)
+        stat = target.stat()
+    except FileNotFoundError as exc:
+        raise EvidenceChanged(f"{path} is gone since the catalog was loaded: load again") from exc
+    return _sha256_as_loaded(str(target), stat.st_size, stat.st_mtime_ns, loaded, path)
+
+
+@lru_cache(maxsize=256)
+def _sha256_as_loaded(abspath: str, size: int, mtime_ns: int, loaded: str, path: str) -> str:
+    """Keyed by the file's size and mtime as well: a rewritten file is read again."""
+    fast, sha256 = file_digests(abspath)
+    if fast != loaded:
+        raise EvidenceChanged(f"{path} changed since the catalog was loaded: load again")
+    return sha256
 
 
 def _slice_deltas(

@@ -17,8 +17,9 @@ import duckdb
 
 from dashboard.data.queries import execute
 
+# 12: files.digest is XXH3-128 (scan.FAST_DIGEST), no longer SHA-256; listing_parts
 # 11: report_records compressed against record_dictionary; lottery ranks in `lottery`
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once. Every
 # open replays the log (about 0.1 s per MiB) and a checkpoint costs about 0.2 s, whatever

@@ -29,10 +29,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from dashboard.data.scan import file_digests
+
 REQUIRED_KEYS = ("suite", "release", "decision", "time", "by")
 DECISIONS = ("approved", "conditional", "rejected")
 TEMP_SUFFIX = ".tmp"
-CHUNK_BYTES = 1 << 20
 MAX_SIGNOFF_BYTES = 16 << 20  # far above any real record; keeps a stray huge file cheap
 _FILE_MODE = 0o644
 _JSON_TYPES = {
@@ -197,14 +198,10 @@ def read_signoffs(reviews_dir: Path) -> tuple[list[StoredSignoff], list[SignoffP
 
 def file_sha256(path: Path) -> str | None:
     """SHA-256 (hex) of a file's bytes, or None when it does not exist."""
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(CHUNK_BYTES):
-                digest.update(chunk)
+        return file_digests(path)[1]
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return digest.hexdigest()
 
 
 def _link_unique(temp: Path, reviews_dir: Path, stem: str, data: bytes) -> Path:

@@ -1,0 +1,83 @@
+"""scan.file_facts' digest and nesting sign, against plain Python over the same bytes."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import xxhash
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashboard.data.scan import (
+    DEEP_NESTING,
+    DIGEST_CHUNK,
+    FAST_DIGEST,
+    _bracket_depth,
+    file_digests,
+    file_facts,
+)
+
+
+def reference_depth(data: bytes) -> tuple[int, int]:
+    """(final depth, deepest) counting every bracket byte, one byte at a time."""
+    depth = deepest = 0
+    for byte in data:
+        if byte in b"{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"}]":
+            depth -= 1
+    return depth, deepest
+
+
+# bytes rich in brackets and in their neighbours under OR 0x20 (';', '=', 'K', 'M', etc.)
+NEAR_BRACKETS = st.binary(max_size=400) | st.lists(
+    st.sampled_from(b"{}[];=[]{}KM{}kmx\x80\xfb\xfd\xdb\xdd"), max_size=400
+).map(bytes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=NEAR_BRACKETS, cuts=st.lists(st.integers(0, 400), max_size=5))
+def test_bracket_depth_equals_counting_one_byte_at_a_time(data: bytes, cuts: list[int]) -> None:
+    depth = deepest = 0
+    bounds = sorted({0, len(data), *(c for c in cuts if c <= len(data))})
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        depth, deepest = _bracket_depth(data[start:end], depth, deepest)
+    assert (depth, deepest) == reference_depth(data)
+
+
+def test_nesting_sign_at_the_limit_and_across_a_chunk_seam(tmp_path: Path) -> None:
+    def nested(levels: int, pad: int) -> bytes:
+        return (
+            b'{"suite": "s", "pad": "'
+            + b" " * pad
+            + b'", "x": '
+            + b"[" * levels
+            + b"]" * levels
+            + b"}"
+        )
+
+    for levels, pad, deep in (
+        (DEEP_NESTING - 1, 10, False),  # the object's own brace makes DEEP_NESTING
+        (DEEP_NESTING, 10, True),
+        (DEEP_NESTING, DIGEST_CHUNK - 150, True),  # the run of '[' straddles two reads
+    ):
+        path = tmp_path / f"n{levels}-{pad}.json"
+        path.write_bytes(nested(levels, pad))
+        assert file_facts(str(path)).maybe_deep is deep, (levels, pad)
+
+
+def test_digests_are_xxh3_for_change_and_sha256_for_publishing(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    data = b'{"cases": []}' + bytes(range(256)) * (3 * DIGEST_CHUNK // 256 + 7)
+    path.write_bytes(data)
+    fast = FAST_DIGEST + xxhash.xxh3_128(data).hexdigest()
+    assert file_facts(str(path)).digest == fast
+    assert file_digests(path) == (fast, hashlib.sha256(data).hexdigest())
+    zipped = tmp_path / "log.eval"
+    zipped.write_bytes(b"PK\x03\x04" + data)
+    assert (
+        file_facts(str(zipped)).digest
+        == FAST_DIGEST + xxhash.xxh3_128(b"PK\x03\x04" + data).hexdigest()
+    )
