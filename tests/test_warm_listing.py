@@ -1,6 +1,7 @@
 """A warm load whose listing equals the one the last load ended with compares no file
-(dashboard/data/freshness.py listing_digest); any difference, or a racy file last time,
-brings back the file-by-file comparison. And a load skips the metrics pass's search for
+(dashboard/data/freshness.py ListingParts); a difference in one part of the listing (a
+top-level directory), or a racy file there last time, brings back the file-by-file
+comparison of that part's files only. And a load skips the metrics pass's search for
 reports without metrics only while the catalog says none lacks them."""
 
 from __future__ import annotations
@@ -40,13 +41,14 @@ def con(tmp_path: Path) -> Any:
     connection.close()
 
 
-def counting_known_files(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
+def counting_known_files(monkeypatch: pytest.MonkeyPatch) -> list[set[str] | None]:
+    """The parts each comparison asked the catalog's records of (None: every file)."""
+    calls: list[set[str] | None] = []
     real = freshness.known_files
 
-    def counted(con: Any) -> Any:
-        calls.append(1)
-        return real(con)
+    def counted(con: Any, parts: set[str] | None = None) -> Any:
+        calls.append(parts)
+        return real(con, parts)
 
     monkeypatch.setattr(ingest, "known_files", counted)
     monkeypatch.setattr(freshness, "known_files", counted)
@@ -107,10 +109,62 @@ def test_after_a_racy_file_the_next_load_compares_again(
     now = time.time_ns()
     os.utime(fresh, ns=(now, now))  # modified just now: may still be being written
     loading.refresh_catalog(con, root)
-    assert con.execute("SELECT value FROM meta WHERE key = 'listing'").fetchall() == [("",)]
+    assert con.execute("SELECT * FROM listing_parts").fetchall() == []  # all at the top
     calls = counting_known_files(monkeypatch)
     loading.refresh_catalog(con, root)
-    assert calls, "a listing with a racy file was trusted"
+    assert calls == [{""}], "a listing with a racy file was trusted"
+
+
+@pytest.fixture
+def suites(root: Path) -> Path:
+    """The reports in three directories and one at the top."""
+    files = sorted(root.glob("*.json"))
+    for i, path in enumerate(files[:4]):
+        (root / f"suite{i % 3}").mkdir(exist_ok=True)
+        path.rename(root / f"suite{i % 3}" / path.name)
+    return root
+
+
+def test_a_change_in_one_directory_compares_only_its_files(
+    suites: Path, con: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loading.refresh_catalog(con, suites)
+    assert {p for (p,) in con.execute("SELECT part FROM listing_parts").fetchall()} == {
+        "", "suite0", "suite1", "suite2",
+    }  # fmt: skip
+    calls = counting_known_files(monkeypatch)
+    victim = sorted((suites / "suite1").glob("*.json"))[0]
+    os.utime(victim, ns=(OLD_NS + 10**9, OLD_NS + 10**9))  # the same bytes, a new mtime
+    assert freshness.directory_changed(con, suites)
+    assert calls == [{"suite1"}]
+    result = loading.refresh_catalog(con, suites)
+    assert (result.parsed, result.files) == (0, 5)
+    assert calls == [{"suite1"}, {"suite1"}]
+    assert not freshness.directory_changed(con, suites)
+    # a directory gone: its files are removed, and only its records were read
+    shutil.rmtree(suites / "suite2")
+    assert freshness.directory_changed(con, suites)
+    result = loading.refresh_catalog(con, suites)
+    assert (result.removed, result.files) == (1, 4)
+    assert calls[-1] == {"suite2"}
+    assert con.execute(
+        "SELECT count(*) FROM files WHERE starts_with(path, 'suite2/')"
+    ).fetchall() == [(0,)]
+
+
+def test_a_racy_file_keeps_only_its_own_directory_from_being_trusted(
+    suites: Path, con: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = sorted((suites / "suite0").glob("*.json"))[0]
+    now = time.time_ns()
+    os.utime(fresh, ns=(now, now))
+    loading.refresh_catalog(con, suites)
+    assert {p for (p,) in con.execute("SELECT part FROM listing_parts").fetchall()} == {
+        "", "suite1", "suite2",
+    }  # fmt: skip
+    calls = counting_known_files(monkeypatch)
+    loading.refresh_catalog(con, suites)
+    assert calls == [{"suite0"}]
 
 
 def test_metrics_missing_after_an_interrupted_load_are_computed(root: Path, con: Any) -> None:

@@ -8,10 +8,13 @@ it may have been mid-write). Must not: write to the catalog, or read a report's 
 
 from __future__ import annotations
 
-import hashlib
+import itertools
+from array import array
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import xxhash
 
 from dashboard.data.releases import release_config_digest
 from dashboard.data.scan import FileEntry
@@ -24,30 +27,79 @@ def unchanged_key(entry: FileEntry) -> tuple[int, int, bool, str]:
     return (entry.size, entry.mtime_ns, False, entry.etag)
 
 
-def listing_digest(entries: list[FileEntry]) -> str:
-    """A digest of a listing: every file's path, size, mtime and ETag, in listing order.
+# A listing's parts: each top-level directory of the source ('' holds the files at the
+# top), as SQL over `files.path`; part_of is the same in Python.
+PART_OF_PATH = "CASE WHEN contains(path, '/') THEN split_part(path, '/', 1) ELSE '' END"
 
-    A load stores the digest of the listing it ended with (when no file was racy); the
-    next one that lists the same digest knows, without comparing file by file, that no
-    file changed and none is gone.
+
+def part_of(path: str) -> str:
+    head, slash, _ = path.partition("/")
+    return head if slash else ""
+
+
+@dataclass(frozen=True)
+class ListingParts:
+    """A listing split into its parts, each with a digest of its files' paths, sizes,
+    mtimes and ETags in listing order.
+
+    A load stores the digests of the listing it ended with (`listing_parts`, leaving out
+    a part with a racy file); the next load compares file by file only the parts whose
+    digest differs, so one changed file costs the comparison of its directory's files,
+    not of every file.
     """
-    text = "\n".join(f"{e.path}\0{e.size}\0{e.mtime_ns}\0{e.etag}" for e in entries)
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+    digests: dict[str, str]
+    entries: dict[str, list[FileEntry]]
+
+    @classmethod
+    def of(cls, entries: list[FileEntry]) -> ListingParts:
+        grouped: dict[str, list[FileEntry]] = {}
+        # a part's files are contiguous in a walk; in a bucket's key order the files at
+        # the top may come between two directories, and are gathered here
+        for part, run in itertools.groupby(entries, key=lambda e: part_of(e.path)):
+            grouped.setdefault(part, []).extend(run)
+        return cls({part: _files_digest(files) for part, files in grouped.items()}, grouped)
+
+    def differing(self, stored: dict[str, str]) -> set[str]:
+        """Parts whose digest is not the stored one, and stored parts no longer listed."""
+        return {p for p, d in self.digests.items() if stored.get(p) != d} | (
+            stored.keys() - self.digests.keys()
+        )
 
 
-def known_files(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int, bool, str]]:
-    """The catalog's record of each file: path -> (size, mtime_ns, racy, etag), compared
-    with unchanged_key. A file is looked at again when its key is not its record."""
-    return {
-        path: (size, mtime_ns, racy, etag or "")
-        for path, size, mtime_ns, racy, etag in con.execute(
-            "SELECT path, size, mtime_ns, racy, etag FROM files"
+def _files_digest(files: list[FileEntry]) -> str:
+    digest = xxhash.xxh3_128()
+    digest.update("\n".join([e.path for e in files]).encode("utf-8", "surrogateescape"))
+    digest.update(array("q", [e.size for e in files]).tobytes())
+    digest.update(array("q", [e.mtime_ns for e in files]).tobytes())
+    digest.update("\n".join([e.etag for e in files]).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def stored_parts(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The part digests the last complete load stored (none while a load runs)."""
+    return dict(con.execute("SELECT part, digest FROM listing_parts").fetchall())
+
+
+def known_files(
+    con: duckdb.DuckDBPyConnection, parts: set[str] | None = None
+) -> dict[str, tuple[int, int, bool, str]]:
+    """The catalog's record of each file (of the listed parts only, when given): path ->
+    (size, mtime_ns, racy, etag), compared with unchanged_key. A file is looked at again
+    when its key is not its record."""
+    query = "SELECT path, size, mtime_ns, racy, etag FROM files"
+    rows = (
+        con.execute(query).fetchall()
+        if parts is None
+        else con.execute(
+            f"{query} WHERE {PART_OF_PATH} IN (SELECT unnest($parts))", {"parts": sorted(parts)}
         ).fetchall()
-    }
+    )
+    return {path: (size, mtime_ns, racy, etag or "") for path, size, mtime_ns, racy, etag in rows}
 
 
 def known_digests(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, str]:
-    """The recorded SHA-256 of each listed path that has one."""
+    """The recorded digest of each listed path that has one."""
     if not paths:
         return {}
     return dict(
@@ -69,11 +121,16 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
     if meta_value(con, "reports_dir") != source.ident:
         return True
     listing = source.listing()
-    if meta_value(con, "listing") != listing_digest(listing.entries):
-        known = known_files(con)
-        if len(known) != len(listing.entries):
+    parts = ListingParts.of(listing.entries)
+    differing = parts.differing(stored_parts(con))
+    if differing - parts.digests.keys():
+        return True  # a whole part is gone
+    if differing:
+        known = known_files(con, differing)
+        listed = [e for p in differing for e in parts.entries[p]]
+        if len(known) != len(listed):
             return True
-        if any(known.get(e.path) != unchanged_key(e) for e in listing.entries):
+        if any(known.get(e.path) != unchanged_key(e) for e in listed):
             return True
     walk = set(
         con.execute(
