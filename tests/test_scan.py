@@ -1,7 +1,9 @@
-"""scan.file_facts' digest and nesting sign, against plain Python over the same bytes."""
+"""scan.file_facts' digest and nesting sign, against plain Python over the same bytes; and
+the walk, which frees its entries as soon as they are dropped."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from dashboard.data.scan import (
     _bracket_depth,
     file_digests,
     file_facts,
+    scan_directory,
 )
 
 
@@ -81,3 +84,20 @@ def test_digests_are_xxh3_for_change_and_sha256_for_publishing(tmp_path: Path) -
         file_facts(str(zipped)).digest
         == FAST_DIGEST + xxhash.xxh3_128(b"PK\x03\x04" + data).hexdigest()
     )
+
+
+def test_the_walk_leaves_no_reference_cycle(tmp_path: Path) -> None:
+    """A cycle kept every entry of a 100,000-file walk until the next garbage collection
+    (0.1 s at a command's exit)."""
+    for suite in ("a", "b/c"):
+        (tmp_path / suite).mkdir(parents=True)
+        (tmp_path / suite / "r.json").write_text("{}")
+    gc.collect()
+    gc.disable()
+    try:
+        entries, problems = scan_directory(tmp_path)
+        assert [e.path for e in entries] == ["a/r.json", "b/c/r.json"] and problems == []
+        del entries, problems
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -180,3 +180,22 @@ def test_metrics_missing_after_an_interrupted_load_are_computed(root: Path, con:
     assert con.execute("SELECT value FROM meta WHERE key = 'metrics_complete'").fetchall() == [
         ("1",)
     ]
+
+
+def test_an_unchanged_listing_writes_nothing(root: Path, con: Any, tmp_path: Path) -> None:
+    """Not even values that are already there: a commit syncs the log, and the log grows."""
+    loading.refresh_catalog(con, root)
+    con.execute("CHECKPOINT")
+    wal = tmp_path / "catalog.duckdb.wal"
+    before = wal.stat().st_size if wal.exists() else 0
+    version = freshness.catalog_version(con)
+    result = loading.refresh_catalog(con, root)
+    assert (result.parsed, result.unchanged) == (0, 5)
+    assert (wal.stat().st_size if wal.exists() else 0) == before
+    assert freshness.catalog_version(con) == version
+    # a changed mtime (same bytes) is written: the record and the part's digest
+    victim = sorted(root.glob("*.json"))[1]
+    os.utime(victim, ns=(OLD_NS + 10**9, OLD_NS + 10**9))
+    loading.refresh_catalog(con, root)
+    assert (wal.stat().st_size if wal.exists() else 0) > before
+    assert not freshness.directory_changed(con, root)

@@ -32,6 +32,7 @@ from dashboard.data.freshness import (  # catalog_version, directory_changed: re
     known_digests,
     known_files,
     meta_value,
+    part_of,
     stored_parts,
     unchanged_key,
 )
@@ -67,6 +68,12 @@ FRAMED_BELOW = 256 * 1024
 # Digests are computed this many files ahead of the batch being parsed, no further: the
 # bytes kept for framing stay two batches' worth (at most 2 x 512 x 256 KiB).
 FACTS_AHEAD = 2 * BATCH_FILES
+# Problems found by the walk (a directory named x.json, a symlink loop) have no row in
+# `files`; they are found afresh each load, so last load's are dropped first.
+WALK_PROBLEMS = (
+    "FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files "
+    "WHERE path IN (SELECT file FROM problems WHERE scope = 'file'))"
+)
 
 ProgressFn = Callable[[int, int], None]
 BatchFn = Callable[[list[int]], None]
@@ -191,25 +198,46 @@ def _ingest(
     present = {e.path for e in looked_at} - vanished
     removed = [p for p in known if p not in present]
 
-    _claim_catalog(con, source.ident)
-    con.execute(
-        "INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')"
-        + (", ('metrics_complete', '0')" if candidates else "")
-    )
-    con.execute("DELETE FROM listing_parts")  # stored again once the load is complete
-    first_new_id = con.execute("SELECT coalesce(max(report_id), 0) + 1 FROM reports").fetchall()[0][
-        0
-    ]
-    # suites that lose or gain a report have their releases ranked again
-    touched_suites = _forget_files(con, removed + [p.path for p in scan_problems])
-    # Problems found by the walk (a directory named x.json, a symlink loop) have no row in
-    # `files`; they are found afresh each load, so last load's are dropped first.
-    walk_problems = "FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files)"
-    previous_walk = set(con.execute(f"SELECT file, reason {walk_problems}").fetchall())
-    if previous_walk:
-        con.execute(f"DELETE {walk_problems}")
-    record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
+    previous_walk = set(con.execute(f"SELECT file, reason {WALK_PROBLEMS}").fetchall())
     walk_changed = previous_walk != {(p.path, p.reason) for p in scan_problems}
+    config_digest = release_config_digest(config)
+    config_changed = meta_value(con, "release_config") != config_digest
+    if claimed and not (differing or forced or settings_changed or walk_changed or config_changed):
+        # The listing is the one the last load ended with: nothing to write. (A commit, even
+        # of values already there, syncs the log: a tenth of a warm load at 100,000 files.)
+        return IngestResult(
+            files=len(entries),
+            parsed=0,
+            unchanged=len(entries),
+            removed=0,
+            problems=con.execute("SELECT count(*) FROM problems").fetchall()[0][0],
+            seconds=time.perf_counter() - started,
+        )
+
+    # the statements before the batches commit once (each commit syncs the log)
+    with _transaction(con):
+        _claim_catalog(con, source.ident)
+        con.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')"
+            + (", ('metrics_complete', '0')" if candidates else "")
+        )
+        # the parts this load may change lose their digests until it is complete
+        rewritten = differing | {part_of(path) for path in vanished} if claimed else None
+        if rewritten is None:
+            con.execute("DELETE FROM listing_parts")
+        elif rewritten:
+            con.execute(
+                "DELETE FROM listing_parts WHERE part IN (SELECT unnest($p))",
+                {"p": sorted(rewritten)},
+            )
+        first_new_id = con.execute(
+            "SELECT coalesce(max(report_id), 0) + 1 FROM reports"
+        ).fetchall()[0][0]
+        # suites that lose or gain a report have their releases ranked again
+        touched_suites = _forget_files(con, removed + [p.path for p in scan_problems])
+        if previous_walk:
+            con.execute(f"DELETE {WALK_PROBLEMS}")
+        record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
 
     counts = {"looked": 0, "touched": 0, "parsed": 0}
     total = len(candidates)
@@ -303,48 +331,47 @@ def _ingest(
     to_parse = counts["parsed"]
     gone = removed
 
-    config_digest = release_config_digest(config)
-    config_changed = meta_value(con, "release_config") != config_digest
-    if to_parse or gone or config_changed:
-        # a suite's releases are ordered among themselves: only suites that gained or lost a
-        # report are ranked again, unless relidash.toml changed
-        touched_suites |= {
-            suite
-            for (suite,) in con.execute(
-                "SELECT DISTINCT suite FROM reports WHERE report_id >= $first",
-                {"first": first_new_id},
-            ).fetchall()
-        }
-        ranked = None if config_changed else sorted(touched_suites)
+    with _transaction(con):  # what follows the batches, in one commit too
+        if to_parse or gone or config_changed:
+            # a suite's releases are ordered among themselves: only suites that gained or lost a
+            # report are ranked again, unless relidash.toml changed
+            touched_suites |= {
+                suite
+                for (suite,) in con.execute(
+                    "SELECT DISTINCT suite FROM reports WHERE report_id >= $first",
+                    {"first": first_new_id},
+                ).fetchall()
+            }
+            ranked = None if config_changed else sorted(touched_suites)
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE labels_before AS SELECT report_id, release FROM reports "
+                "WHERE $suites IS NULL OR list_contains($suites, suite)",
+                {"suites": ranked},
+            )
+            assign_releases(con, config, ranked)
+            # stored summary entries carry the release label: drop those whose label moved
+            con.execute(
+                "DELETE FROM report_records WHERE report_id IN (SELECT r.report_id FROM reports r "
+                "JOIN labels_before b USING (report_id) WHERE r.release IS DISTINCT FROM b.release)"
+            )
+            con.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config_digest}
+            )
+        # assign_releases (run when anything was parsed) clears relidash.toml's problems
+        if settings_changed or to_parse or gone or config_changed:
+            _record_settings_problem(con, settings)
+            con.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('inspect_settings', $s)",
+                {"s": settings.fingerprint()},
+            )
+        _store_parts(con, ListingParts.of(entries) if vanished else parts, rewritten)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
+        changed = bool(to_parse or gone or walk_changed or config_changed or touched)
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE labels_before AS SELECT report_id, release FROM reports "
-            "WHERE $suites IS NULL OR list_contains($suites, suite)",
-            {"suites": ranked},
+            "INSERT OR REPLACE INTO meta VALUES ('version', CAST(coalesce("
+            "(SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'version'), 0) + $d AS VARCHAR))",
+            {"d": 1 if changed else 0},
         )
-        assign_releases(con, config, ranked)
-        # stored summary entries carry the release label: drop those whose label moved
-        con.execute(
-            "DELETE FROM report_records WHERE report_id IN (SELECT r.report_id FROM reports r "
-            "JOIN labels_before b USING (report_id) WHERE r.release IS DISTINCT FROM b.release)"
-        )
-        con.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('release_config', $d)", {"d": config_digest}
-        )
-    # assign_releases (run when anything was parsed) clears relidash.toml's problems
-    if settings_changed or to_parse or gone or config_changed:
-        _record_settings_problem(con, settings)
-        con.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('inspect_settings', $s)",
-            {"s": settings.fingerprint()},
-        )
-    _store_parts(con, ListingParts.of(entries) if vanished else parts)
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '1')")
-    changed = bool(to_parse or gone or walk_changed or config_changed or touched)
-    con.execute(
-        "INSERT OR REPLACE INTO meta VALUES ('version', CAST(coalesce("
-        "(SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'version'), 0) + $d AS VARCHAR))",
-        {"d": 1 if changed else 0},
-    )
     n_problems = con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return IngestResult(
         files=len(entries),
@@ -356,21 +383,42 @@ def _ingest(
     )
 
 
-def _store_parts(con: duckdb.DuckDBPyConnection, parts: ListingParts) -> None:
-    """Keep the digests of the listing parts the catalog now matches: every part of the
-    listing the load ended with, except those holding a file recorded as racy."""
+def _store_parts(
+    con: duckdb.DuckDBPyConnection, parts: ListingParts, rewritten: set[str] | None
+) -> None:
+    """Keep the digests of the listing parts the catalog now matches: the `rewritten`
+    parts (None: every part) of the listing the load ended with, except those holding a
+    file recorded as racy. The other parts' stored digests still hold."""
+    if rewritten is not None and not rewritten:
+        return
     racy = {
         part
         for (part,) in con.execute(
             f"SELECT DISTINCT {PART_OF_PATH} FROM files WHERE racy"  # a constant expression
         ).fetchall()
     }
-    kept = {p: d for p, d in parts.digests.items() if p not in racy}
+    kept = {
+        p: d
+        for p, d in parts.digests.items()
+        if (rewritten is None or p in rewritten) and p not in racy
+    }
     if kept:
         con.execute(
             "INSERT INTO listing_parts SELECT unnest($p), unnest($d)",
             {"p": list(kept), "d": list(kept.values())},
         )
+
+
+@contextmanager
+def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def _claim_catalog(con: duckdb.DuckDBPyConnection, ident: str) -> None:

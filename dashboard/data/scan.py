@@ -72,11 +72,12 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
     add = entries.append
     new_entry = tuple.__new__  # FileEntry's own __new__ is Python code: a third of the loop
 
-    def walk(directory: str, prefix: str) -> None:
+    def list_directory(directory: str, prefix: str) -> list[tuple[str, str]]:
+        """Record the directory's files; its subdirectories, to be listed next."""
         try:
             fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
-            return  # as os.walk without onerror: a directory that cannot be listed is skipped
+            return []  # as os.walk without onerror: a directory that cannot be listed is skipped
         subdirectories = []
         try:
             with os.scandir(fd) as listed:
@@ -126,10 +127,15 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
                     problems.append(FileProblem(prefix + name, "is not a regular file"))
         finally:
             os.close(fd)
-        for path, sub_prefix in subdirectories:
-            walk(path, sub_prefix)
+        return subdirectories
 
-    walk(os.path.abspath(root), "")
+    # Depth first, in order, by a stack rather than recursion: a nested function calling
+    # itself is a reference cycle, which kept every entry alive until the next garbage
+    # collection (0.1 s at the exit of a command that walked 100,000 files).
+    stack = [(os.path.abspath(root), "")]
+    while stack:
+        directory, prefix = stack.pop()
+        stack.extend(reversed(list_directory(directory, prefix)))
     return entries, problems
 
 
