@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 from pathlib import Path
 
 import xxhash
@@ -101,3 +102,36 @@ def test_the_walk_leaves_no_reference_cycle(tmp_path: Path) -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_the_walk_finds_report_files_and_names_what_cannot_be_one(tmp_path: Path) -> None:
+    """In os.walk's order; links to files followed, links to directories not; hidden
+    names skipped; every *.json or *.eval that is not a readable regular file a problem."""
+    root = tmp_path / "reports"
+    (root / "b" / "deep").mkdir(parents=True)
+    (root / "a").mkdir()
+    (root / ".hidden").mkdir()
+    (root / "x.json").mkdir()
+    for path in ("top.json", "a/2.json", "a/1.eval", "b/deep/3.json", ".hidden/h.json",
+                 "a/.h.json", "x.json/inner.json", "README", "a/notes.txt"):  # fmt: skip
+        (root / path).write_text("{}")
+    (root / "a" / "linked.json").symlink_to(root / "top.json")
+    (root / "to-b").symlink_to(root / "b", target_is_directory=True)  # not followed
+    (root / "link-dir.json").symlink_to(root / "a", target_is_directory=True)
+    (root / "dangling.json").symlink_to(root / "nowhere.json")
+    (root / "loop.json").symlink_to(root / "loop.json")
+    os.mkfifo(root / "pipe.json")
+    entries, problems = scan_directory(root)
+    assert [e.path for e in entries] == [
+        "top.json", "a/1.eval", "a/2.json", "a/linked.json", "b/deep/3.json",
+        "x.json/inner.json",
+    ]  # fmt: skip
+    assert all(e.abspath == str(root / e.path) for e in entries)
+    assert entries[3].size == 2  # the linked file's
+    assert {p.path: p.reason for p in problems} == {
+        "dangling.json": "disappeared or is a broken symbolic link",
+        "link-dir.json": "is a directory, not a report file",
+        "loop.json": "is a symbolic link loop",
+        "pipe.json": "is not a regular file",
+        "x.json": "is a directory, not a report file",
+    }

@@ -13,7 +13,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
-import operator
 import os
 import stat
 import time
@@ -62,9 +61,9 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
 
     In os.walk's order (a directory's files by name, then its subdirectories by name). A
     warm start walks 100,000 files and this loop is most of its time, so it stays close
-    to the system calls: each directory is listed from an open descriptor, and a file's
-    stat is fstatat on it (the kernel resolves one name, not the whole path); entries are
-    plain strings and tuples, not Path objects.
+    to the system calls: each directory is listed by name from an open descriptor (no
+    DirEntry objects), and each name's stat is fstatat on it (the kernel resolves one
+    name, not the whole path); entries are plain strings and tuples, not Path objects.
     """
     entries: list[FileEntry] = []
     problems: list[FileProblem] = []
@@ -80,50 +79,47 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
             return []  # as os.walk without onerror: a directory that cannot be listed is skipped
         subdirectories = []
         try:
-            with os.scandir(fd) as listed:
-                found = sorted(listed, key=_entry_name)
+            names = sorted(os.listdir(fd))
             base = directory + os.sep
-            for entry in found:
-                name = entry.name
+            for name in names:
+                if name.startswith("."):
+                    continue
+                report = name.endswith(REPORT_SUFFIXES)
                 try:
-                    is_dir = entry.is_dir()  # a link to a directory counts as one, as in os.walk
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    if name.startswith("."):
-                        continue
-                    if name.endswith(REPORT_SUFFIXES):
+                    st = os.stat(name, dir_fd=fd)  # a link is followed, as in os.walk
+                except OSError as exc:
+                    if report:
+                        problems.append(FileProblem(prefix + name, os_reason(exc)))
+                    continue
+                mode = st.st_mode
+                if stat.S_ISREG(mode):
+                    if report:
+                        mtime = st.st_mtime_ns
+                        add(
+                            new_entry(
+                                FileEntry,
+                                (
+                                    prefix + name,
+                                    base + name,
+                                    st.st_size,
+                                    mtime,
+                                    mtime > racy_after,
+                                    "",
+                                ),
+                            )
+                        )
+                elif stat.S_ISDIR(mode):
+                    if report:
                         problems.append(
                             FileProblem(prefix + name, "is a directory, not a report file")
                         )
                     try:
-                        link = entry.is_symlink()
+                        link = stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode)
                     except OSError:
                         link = True
-                    if not link:
+                    if not link:  # a link to a directory is not followed
                         subdirectories.append((base + name, f"{prefix}{name}/"))
-                    continue
-                if not name.endswith(REPORT_SUFFIXES) or name.startswith("."):
-                    continue
-                try:
-                    st = entry.stat()
-                except OSError as exc:
-                    problems.append(FileProblem(prefix + name, os_reason(exc)))
-                    continue
-                mode = st.st_mode
-                if stat.S_ISREG(mode):
-                    mtime = st.st_mtime_ns
-                    add(
-                        new_entry(
-                            FileEntry,
-                            (prefix + name, base + name, st.st_size, mtime, mtime > racy_after, ""),
-                        )
-                    )
-                elif stat.S_ISDIR(mode):
-                    problems.append(
-                        FileProblem(prefix + name, "is a link to a directory, not a report file")
-                    )
-                else:
+                elif report:
                     problems.append(FileProblem(prefix + name, "is not a regular file"))
         finally:
             os.close(fd)
@@ -137,9 +133,6 @@ def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
         directory, prefix = stack.pop()
         stack.extend(reversed(list_directory(directory, prefix)))
     return entries, problems
-
-
-_entry_name = operator.attrgetter("name")
 
 
 def precheck_file(entry: FileEntry, max_bytes: int, data: bytes | None = None) -> str | None:
