@@ -905,3 +905,28 @@ def test_relidash_toml_change_alone_reorders_an_existing_catalog(
     finally:
         con.close()
     assert [r["release"] for r in releases] == ["v1.10.0", "v1.2.0", "v1.9.0"]
+
+
+@pytest.mark.parametrize("empty", ["no cases", "every case errored"])
+def test_a_report_without_an_evaluated_case_loads_with_unknown_metrics(
+    empty: str, tmp_path: Path, small_reports: list[Path]
+) -> None:
+    """Alone in its batch, such a report left the metrics pass no case at all (a crash)."""
+    data = read(small_reports[0])
+    if empty == "no cases":
+        data["cases"] = []
+    else:
+        for case in data["cases"]:
+            case["model_error"] = "provider outage"
+    root = tmp_path / "reports"
+    root.mkdir()
+    write(root / "outage.json", data)
+    document, result = load(root)
+    assert result.parsed == 1
+    [report] = document["reports"]
+    assert report["cases"]["evaluated"] == 0
+    for metric in ("pass_at_k", "pass_hat_k"):
+        assert report[metric] and all(
+            v["value"] is None and "no evaluated cases" in v["unknown_reason"]
+            for v in report[metric].values()
+        )

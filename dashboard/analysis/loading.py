@@ -316,14 +316,11 @@ def _metric_inputs(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> lis
     ).fetchnumpy()
     report_col = np.asarray(counts["report_id"], dtype=np.int64)
     # rows arrive grouped by report: slice each report's cases out by its bounds
-    ids, starts = np.unique(report_col, return_index=True)
-    bounds = dict(
-        zip(
-            ids.tolist(),
-            zip(starts.tolist(), [*starts[1:].tolist(), len(report_col)], strict=True),
-            strict=True,
-        )
-    )
+    ids, first = np.unique(report_col, return_index=True)
+    starts = first.tolist()
+    # none at all when no listed report has an evaluated case (each errored or was empty)
+    ends = [*starts[1:], len(report_col)] if starts else []
+    bounds = dict(zip(ids.tolist(), zip(starts, ends, strict=True), strict=True))
     all_n = np.asarray(counts["n"], dtype=np.int64)
     all_c = np.asarray(counts["c"], dtype=np.int64)
     all_idx = np.asarray(counts["case_idx"], dtype=np.int64)
