@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dashboard.simulate import DEFAULTS, FORMATS, SimulateError, simulate_reports
+from dashboard.simulate import DEFAULTS, FORMATS
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +57,8 @@ def register(subparsers: Any) -> None:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
+    from dashboard.simulate import SimulateError, simulate_reports  # the generator: not at parse
+
     try:
         paths = simulate_reports(
             args.out, args.suites, args.releases, args.cases, args.runs, args.p, args.seed, args.fmt

@@ -128,10 +128,10 @@ def settle_catalog(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> Non
 def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the catalog's tables are this version's and no load was killed midway
     (an empty database counts: the layout is created on it)."""
-    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if "meta" not in tables:
-        return not tables
-    rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    try:
+        rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except duckdb.CatalogException:  # no meta table: only an empty database will do
+        return bool(con.execute("SELECT count(*) FROM duckdb_tables()").fetchall()[0][0] == 0)
     # An ingest that was killed leaves 'ingest_complete' at '0': rebuild rather than show it.
     return (
         rows.get("schema_version") == SCHEMA_VERSION

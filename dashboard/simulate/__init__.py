@@ -26,7 +26,21 @@ report (the summary block and whole document), writing (files on disk).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dashboard.simulate.settings import DEFAULTS, FORMATS
-from dashboard.simulate.writing import SimulateError, simulate_reports
+
+if TYPE_CHECKING:
+    from dashboard.simulate.writing import SimulateError, simulate_reports
 
 __all__ = ["DEFAULTS", "FORMATS", "SimulateError", "simulate_reports"]
+
+
+def __getattr__(name: str) -> Any:
+    """The writer on first use (PEP 562): the CLI builds its parser from the defaults
+    alone, and every command would otherwise import the generator."""
+    if name in ("SimulateError", "simulate_reports"):
+        from dashboard.simulate import writing
+
+        return getattr(writing, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
