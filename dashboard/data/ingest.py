@@ -123,8 +123,7 @@ def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     except BaseException:
         # stopped inside a batch's transaction (Ctrl-C, a bug): end it, or the setting
         # below fails on the aborted transaction and hides what happened
-        with contextlib.suppress(duckdb.Error):
-            con.execute("ROLLBACK")
+        _roll_back(con)
         raise
     finally:
         con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
@@ -411,14 +410,20 @@ def _store_parts(
 
 @contextmanager
 def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The statements inside, committed together (one sync of the log) or not at all."""
     con.execute("BEGIN TRANSACTION")
     try:
         yield
     except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            con.execute("ROLLBACK")
+        _roll_back(con)
         raise
     con.execute("COMMIT")
+
+
+def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
+    """End whatever transaction is open (none may be: the error can come between two)."""
+    with contextlib.suppress(duckdb.Error):
+        con.execute("ROLLBACK")
 
 
 def _claim_catalog(con: duckdb.DuckDBPyConnection, ident: str) -> None:
@@ -480,15 +485,10 @@ def _load_inspect_batch(
 ) -> None:
     """Parse a batch of Inspect logs (before the transaction) and store them in one."""
     batch = read_inspect_logs(items, settings, max_bytes)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with _transaction(con):
         insert_inspect_rows(con, batch)
         record_files(con, batch.files)
         record_problems(con, batch.problems)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def _record_settings_problem(con: duckdb.DuckDBPyConnection, settings: InspectSettings) -> None:
