@@ -188,11 +188,21 @@ def summary_entries(
         for row in batch:
             text = entries[row["report_id"]]
             if by == "release":
-                record = json.loads(text)
-                record["release_rank"] = int(row["release_rank"])
-                record["files"] = list(row["files"])
-                text = json.dumps(record, ensure_ascii=False)
+                text = with_release_keys(text, int(row["release_rank"]), list(row["files"]))
             yield text
+
+
+def with_release_keys(entry: str, rank: int, files: list[str]) -> str:
+    """A report's stored entry (json.dumps of a non-empty object without these keys) with
+    `release_rank` and `files` added last, as json.dumps of the object with them would
+    write it: spliced before the closing brace, not parsed and written again (at 100,000
+    releases, parsing made `--by release` three times the cost of `--by file`)."""
+    head = entry.rstrip()
+    if not (head.endswith("}") and head[:-1].rstrip() != "{"):
+        raise ValueError(f"not a stored summary entry: {entry[:60]!r}")
+    files_text = json.dumps(files, ensure_ascii=False)
+    return f'{head[:-1]}, "release_rank": {rank}, "files": {files_text}}}'
+
 
 
 def summary_problems(
