@@ -340,3 +340,22 @@ def test_usage_errors_exit_2(argv: list[str]) -> None:
 def test_usage_error_exit_status_from_a_process(tmp_path: Path) -> None:
     done = run_process(["summary", str(tmp_path / "missing"), "--bogus"])
     assert done.returncode == 2, done.stderr
+
+
+def test_a_catalog_path_naming_someone_elses_database_is_refused_untouched(
+    tmp_path: Path,
+) -> None:
+    """--catalog pointed at a DuckDB file with other tables: exit 2, every table kept."""
+    import duckdb
+
+    theirs = tmp_path / "analytics.duckdb"
+    with duckdb.connect(str(theirs)) as con:
+        con.execute("CREATE TABLE revenue AS SELECT 42 AS amount")
+    code, _, err = run_main(["summary", str(SAMPLES), "--catalog", str(theirs)])
+    assert code == 2
+    assert f"{theirs} is a DuckDB database relidash did not write" in err
+    with duckdb.connect(str(theirs), read_only=True) as con:
+        assert con.execute("SELECT amount FROM revenue").fetchall() == [(42,)]
+        assert [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()] == [
+            "revenue"
+        ]

@@ -92,6 +92,12 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         # the log at its end; a load's log up to this size is held in memory meanwhile.
         con.execute("SET checkpoint_threshold = '256MB'")
     if not layout_ok:
+        if _foreign(con):
+            con.close()
+            raise CatalogError(
+                f"{location} is a DuckDB database relidash did not write (it has tables and "
+                "no relidash `meta` table); relidash leaves it as it is: pass another --catalog"
+            )
         _drop_everything(con)
     execute(con, "catalog_schema")
     execute(con, "catalog_macros")
@@ -138,6 +144,18 @@ def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
         and rows.get("relidash_version", relidash_version()) == relidash_version()
         and rows.get("ingest_complete", "1") == "1"
     )
+
+
+def _foreign(con: duckdb.DuckDBPyConnection) -> bool:
+    """Tables, and none of them relidash's `meta`: somebody else's database, never emptied
+    (a stale or interrupted catalog of relidash's own is rebuilt instead)."""
+    names = {
+        name
+        for (name,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE NOT temporary"
+        ).fetchall()
+    }
+    return bool(names) and "meta" not in names
 
 
 def _drop_everything(con: duckdb.DuckDBPyConnection) -> None:
