@@ -146,11 +146,6 @@ def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
     )
 
 
-# A DuckDB database file carries these bytes at offsets 8-11.
-_DUCKDB_MAGIC = b"DUCK"
-_MAGIC_END = 12
-
-
 def _foreign(con: duckdb.DuckDBPyConnection) -> bool:
     """Tables, and none of them relidash's `meta`: somebody else's database, never emptied
     (a stale or interrupted catalog of relidash's own is rebuilt instead)."""
@@ -171,18 +166,7 @@ def _drop_everything(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _discard(location: str) -> duckdb.DuckDBPyConnection:
-    """Move an unreadable catalog file out of the way and start an empty one; a file that
-    is not a DuckDB database at all (no magic bytes) is somebody else's and is refused."""
-    try:
-        with open(location, "rb") as handle:
-            head = handle.read(_MAGIC_END)
-    except OSError:
-        head = b""
-    if head and head[_MAGIC_END - len(_DUCKDB_MAGIC) :] != _DUCKDB_MAGIC:
-        raise CatalogError(
-            f"{location} is not a DuckDB database; relidash leaves it as it is: "
-            "pass another --catalog"
-        )
+    """Move an unreadable catalog file out of the way and start an empty one."""
     for suffix in ("", ".wal"):
         stale = Path(location + suffix)
         if stale.exists():
