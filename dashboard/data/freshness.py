@@ -60,6 +60,10 @@ class ListingParts:
             grouped.setdefault(part, []).extend(run)
         return cls({part: _files_digest(files) for part, files in grouped.items()}, grouped)
 
+    def files_of(self, parts: set[str]) -> list[FileEntry]:
+        """The listed files of these parts (parts no longer listed have none), in order."""
+        return [e for part, files in self.entries.items() if part in parts for e in files]
+
     def differing(self, stored: dict[str, str]) -> set[str]:
         """Parts whose digest is not the stored one, and stored parts no longer listed."""
         return {p for p, d in self.digests.items() if stored.get(p) != d} | (
@@ -127,7 +131,7 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
         return True  # a whole part is gone
     if differing:
         known = known_files(con, differing)
-        listed = [e for p in differing for e in parts.entries[p]]
+        listed = parts.files_of(differing)
         if len(known) != len(listed):
             return True
         if any(known.get(e.path) != unchanged_key(e) for e in listed):

@@ -169,18 +169,11 @@ def _ingest(
     if forced or not claimed:
         # every record: `known` also tells which files the catalog holds
         known = known_files(con) if claimed else {}
-        candidates = [
-            e for e in listing.entries if e.path in forced or known.get(e.path) != unchanged_key(e)
-        ]
-    else:
+        looked_at = listing.entries
+    else:  # the records of the differing parts' files only
         known = known_files(con, differing) if differing else {}
-        candidates = [
-            e
-            for part in parts.digests
-            if part in differing
-            for e in parts.entries[part]
-            if known.get(e.path) != unchanged_key(e)
-        ]
+        looked_at = parts.files_of(differing)
+    candidates = [e for e in looked_at if e.path in forced or known.get(e.path) != unchanged_key(e)]
     gone_since = source.fetch(listing, [e.path for e in candidates])
     scan_problems += gone_since
     vanished = {p.path for p in gone_since}
@@ -188,12 +181,6 @@ def _ingest(
         [e for e in listing.entries if e.path not in vanished] if vanished else listing.entries
     )
     candidates = [e for e in candidates if e.path not in vanished]
-    # the files `known` holds records of: every part's, or the differing parts' only
-    looked_at = (
-        entries
-        if forced or not claimed
-        else [e for part in differing for e in parts.entries.get(part, ())]
-    )
     present = {e.path for e in looked_at} - vanished
     removed = [p for p in known if p not in present]
 
