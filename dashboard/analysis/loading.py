@@ -312,7 +312,8 @@ def _metric_inputs(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> lis
     if not pending:
         return []
     counts = con.execute(
-        load_query("evaluated_case_counts"), {"report_ids": report_ids}
+        load_query("evaluated_case_counts"),
+        {"report_ids": [int(row["report_id"]) for row in pending]},
     ).fetchnumpy()
     report_col = np.asarray(counts["report_id"], dtype=np.int64)
     # rows arrive grouped by report: slice each report's cases out by its bounds
