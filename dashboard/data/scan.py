@@ -30,7 +30,7 @@ MIB = 1024 * 1024
 DIGEST_CHUNK = 1 << 20
 # What file_facts' digest starts with: XXH3-128 (about 13 GB/s here, ten times SHA-256)
 # tells a changed file from an unchanged one; the SHA-256 a review packet publishes is
-# computed only for its evidence files (sha256_as_loaded).
+# computed only for its evidence files (analysis/review.py evidence_sha256).
 FAST_DIGEST = "xxh3-128:"
 # A file modified this recently may still be being written: its (size, mtime) is not
 # trusted as proof of "unchanged" at the next load (git's "racy clean" rule).
