@@ -38,10 +38,10 @@ import pytest
 import s3_server
 from s3_server import (
     Proxy,
-    ServerFailed,
     child_server,
     closed_port_url,
     counting_proxy,
+    fixture_server,
     free_port,
     require_modules,
 )
@@ -156,11 +156,8 @@ def azurite_server(command: str, workspace: Path) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def azurite_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = require_packages()
-    try:
-        with azurite_server(command, tmp_path_factory.mktemp("azurite")) as url:
-            yield url
-    except ServerFailed as exc:
-        pytest.fail(str(exc))
+    with fixture_server(azurite_server(command, tmp_path_factory.mktemp("azurite"))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,14 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from s3_server import Proxy, ServerFailed, child_server, counting_proxy, free_port, require_modules
+from s3_server import (
+    Proxy,
+    child_server,
+    counting_proxy,
+    fixture_server,
+    free_port,
+    require_modules,
+)
 
 from dashboard.data.sources import Location, parse_location
 
@@ -61,11 +68,8 @@ def emulator_server(log: Path) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def gcs_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     require_packages()
-    try:
-        with emulator_server(tmp_path_factory.mktemp("gcs") / "server.log") as url:
-            yield url
-    except ServerFailed as exc:
-        pytest.fail(str(exc))
+    with fixture_server(emulator_server(tmp_path_factory.mktemp("gcs") / "server.log")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

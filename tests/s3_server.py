@@ -25,7 +25,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -87,6 +87,17 @@ class ServerFailed(RuntimeError):
 
 
 @contextmanager
+def fixture_server(server: AbstractContextManager[str]) -> Iterator[str]:
+    """A server for a fixture: one that does not start fails the tests that need it
+    (benchmarks use the servers as they are, and see ServerFailed)."""
+    try:
+        with server as url:
+            yield url
+    except ServerFailed as exc:
+        pytest.fail(str(exc))
+
+
+@contextmanager
 def child_server(
     name: str, command: list[str], port: int, log: Path, answers: Callable[[str], bool]
 ) -> Iterator[str]:
@@ -140,11 +151,8 @@ def moto_server(log: Path) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def moto_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     require_packages()
-    try:
-        with moto_server(tmp_path_factory.mktemp("moto") / "server.log") as url:
-            yield url
-    except ServerFailed as exc:
-        pytest.fail(str(exc))
+    with fixture_server(moto_server(tmp_path_factory.mktemp("moto") / "server.log")) as url:
+        yield url
 
 
 HOP_BY_HOP = {
