@@ -25,7 +25,7 @@ from report_files import is_report
 
 from dashboard.analysis import loading, summary
 from dashboard.cli import main as cli
-from dashboard.data import catalog, ingest, scan
+from dashboard.data import catalog, ingest, scan, staging
 from dashboard.data.catalog import (
     MEMORY,
     CatalogError,
@@ -35,7 +35,7 @@ from dashboard.data.catalog import (
 )
 from dashboard.data.ingest import IngestResult
 from dashboard.data.queries import execute
-from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE
+from dashboard.data.schema import REPORT_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -320,16 +320,38 @@ def test_strict_fast_path_stages_what_the_json_reader_stages() -> None:
     taken = []
     for path in files:
         try:
-            execute(con, "stage_reports_strict", files=[path], structure=REPORT_STRUCTURE)
+            (part,) = staging.stage_strict_parts(con, [path])
         except duckdb.InvalidInputException:
             continue  # a key this version does not write: the reader decides alone
-        fast = con.execute("SELECT * EXCLUDE (maybe_constants) FROM stage").fetchall()
+        fast = con.execute(f"SELECT * EXCLUDE (maybe_constants) FROM {part}").fetchall()
         size = Path(path).stat().st_size
         execute(con, "stage_reports", files=[path], columns=REPORT_COLUMNS, max_bytes=size + 1)
         assert con.execute("SELECT * FROM stage").fetchall() == fast, path
         taken.append(Path(path).name)
     # every 0.20 report has every field, so the fast path must take at least those
     assert {p.name for p in fixture_reports() if "0.20.0" in p.name} <= set(taken), taken
+
+
+def test_strict_parse_in_parts_stages_each_file_once_as_alone(tmp_path: Path) -> None:
+    """A batch's strict parse is split between statements run at once; their union holds
+    each file's row once, equal to the row the file gives parsed alone."""
+    real = [p for p in fixture_reports() if "0.20.0" in p.name]
+    files = []
+    for i in range(5):  # an odd count: the parts differ in size
+        copy = tmp_path / f"{i}-{real[i % len(real)].name}"
+        shutil.copyfile(real[i % len(real)], copy)
+        files.append(str(copy))
+    con = duckdb.connect()
+    parts = staging.stage_strict_parts(con, files)
+    assert len(parts) == len(staging.STAGE_PARTS) == 2
+    union = " UNION ALL ".join(f"SELECT * FROM {part}" for part in parts)
+    together = con.execute(f"SELECT * FROM ({union}) ORDER BY filename").fetchall()
+    alone = []
+    for path in sorted(files):
+        (part,) = staging.stage_strict_parts(con, [path])
+        alone += con.execute(f"SELECT * FROM {part}").fetchall()
+    assert [row[-2] for row in together] == sorted(files)  # filename, maybe_constants last
+    assert together == alone
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")

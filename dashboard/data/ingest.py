@@ -9,7 +9,6 @@ load. Report files are only ever read.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 import time
@@ -48,7 +47,14 @@ from dashboard.data.scan import (
 )
 from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
-from dashboard.data.staging import Frame, parse_batch, record_file, record_files, record_problems
+from dashboard.data.staging import (
+    Frame,
+    parse_batch,
+    record_file,
+    record_files,
+    record_problems,
+    roll_back,
+)
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 # A batch is parsed and stored in one transaction of about a dozen statements, whose fixed
@@ -123,7 +129,7 @@ def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     except BaseException:
         # stopped inside a batch's transaction (Ctrl-C, a bug): end it, or the setting
         # below fails on the aborted transaction and hides what happened
-        _roll_back(con)
+        roll_back(con)
         raise
     finally:
         con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
@@ -402,15 +408,9 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        _roll_back(con)
+        roll_back(con)
         raise
     con.execute("COMMIT")
-
-
-def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
-    """End whatever transaction is open (none may be: the error can come between two)."""
-    with contextlib.suppress(duckdb.Error):
-        con.execute("ROLLBACK")
 
 
 def _claim_catalog(con: duckdb.DuckDBPyConnection, ident: str) -> None:
