@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +98,20 @@ def test_the_worker_is_out_of_reach_of_ctrl_c_and_ends_with_the_pipe(root: Path)
     finally:
         process.close()
     assert process.proc.returncode == 0, "the worker did not end when its pipe closed"
+
+
+def test_the_worker_process_imports_neither_duckdb_nor_pandas() -> None:
+    """The worker starts beside the load on the other core: what it imports is time the
+    load waits for its first results (DuckDB and the load's own modules took 0.24 s)."""
+    probe = (
+        "import sys; from dashboard.analysis.report_metrics import serve_metrics; "
+        "print(sorted(m for m in ('duckdb', 'pandas', 'streamlit') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.stdout.strip() == "[]"

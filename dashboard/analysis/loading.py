@@ -9,24 +9,28 @@ callback the caller passes.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import numpy as np
 
-from dashboard.analysis.estimates import METRICS, is_missing, k_max_for
+from dashboard.analysis.report_metrics import (
+    MetricInputs,
+    PendingReport,
+    ReportMetrics,
+    receive_pickled,
+    reports_metrics,
+    send_pickled,
+)
 from dashboard.data.ingest import (
     DEFAULT_MAX_BYTES,
     IngestResult,
@@ -36,17 +40,6 @@ from dashboard.data.ingest import (
 from dashboard.data.queries import fetch_rows, load_query
 from dashboard.data.results import mark_metrics_complete, metrics_complete, store_report_results
 from dashboard.data.sources.reports import ReportSource
-from dashboard.stats import (
-    METRIC_PASS_AT_K,
-    METRIC_PASS_HAT_K,
-    PassKResult,
-    rank_lottery,
-    suite_pass_k,
-    suites_pass_k,
-)
-
-# Stored 0.16+ blocks are rounded to 4 decimals by multivon-eval.
-STORED_DECIMALS = 4
 
 
 def refresh_catalog(
@@ -176,7 +169,7 @@ class _MetricsProcess:
             [
                 sys.executable,
                 "-c",
-                "from dashboard.analysis.loading import serve_metrics; serve_metrics()",
+                "from dashboard.analysis.report_metrics import serve_metrics; serve_metrics()",
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -194,7 +187,7 @@ class _MetricsProcess:
         with self.lock:
             self.pending.append(future)
         try:
-            _send(self.proc.stdin, inputs)
+            send_pickled(self.proc.stdin, inputs)
         except OSError:
             future.set_exception(_WorkerGone())
         return future
@@ -202,7 +195,7 @@ class _MetricsProcess:
     def _read_results(self) -> None:
         while True:
             try:
-                results = _receive(self.proc.stdout)
+                results = receive_pickled(self.proc.stdout)
             except (EOFError, OSError, pickle.UnpicklingError):
                 results = None
             with self.lock:
@@ -223,54 +216,6 @@ class _MetricsProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-def _send(stream: Any, value: Any) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(struct.pack("<Q", len(data)) + data)
-    stream.flush()
-
-
-def _receive(stream: Any) -> Any:
-    head = stream.read(8)
-    if len(head) < 8:
-        raise EOFError
-    (size,) = struct.unpack("<Q", head)
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError
-    return pickle.loads(data)  # noqa: S301 (our own child process, over its own pipe)
-
-
-def serve_metrics() -> None:
-    """The metrics process: answer each batch of inputs on stdin with its metrics on stdout,
-    until stdin closes."""
-    source, sink = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        try:
-            inputs = _receive(source)
-        except EOFError:
-            return
-        _send(sink, reports_metrics(inputs))
-
-
-@dataclass(frozen=True)
-class PendingReport:
-    report_id: int
-    file: str
-    runs_per_case: Any
-    stored_pass_at_k: Any
-    stored_pass_hat_k: Any
-
-
-@dataclass(frozen=True)
-class ReportMetrics:
-    """What the metrics pass stores for one report."""
-
-    report_id: int
-    metric_rows: list[tuple[Any, ...]]  # METRIC_COLUMNS order
-    lottery_rows: list[tuple[int, int, int]]  # (report_id, case_idx, rank)
-    warnings: list[tuple[str, str]]  # (file, reason)
 
 
 def compute_pending_metrics(
@@ -331,119 +276,3 @@ def _metric_inputs(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> lis
         lo, hi = bounds.get(report.report_id, (0, 0))
         inputs.append((report, all_n[lo:hi], all_c[lo:hi], all_idx[lo:hi]))
     return inputs
-
-
-MetricInputs = tuple[PendingReport, np.ndarray, np.ndarray, np.ndarray]  # report, n, c, case_idx
-
-
-def reports_metrics(inputs: Sequence[MetricInputs]) -> list[ReportMetrics]:
-    """Each report's metric rows, lottery ranks and stored-block warnings (no I/O).
-
-    The reports' estimates are computed together (suites_pass_k: the same numbers as one
-    report at a time, with one bootstrap per number of cases instead of one per report).
-    """
-    estimates = suites_pass_k(
-        [
-            (n, c, list(range(1, k_max_for(report.runs_per_case) + 1)), metric)
-            for report, n, c, _ in inputs
-            for metric in METRICS
-        ]
-    )
-    per_report = len(METRICS)
-    return [
-        _report_metrics(
-            *item, dict(zip(METRICS, estimates[i * per_report : (i + 1) * per_report], strict=True))
-        )
-        for i, item in enumerate(inputs)
-    ]
-
-
-def _report_metrics(
-    report: PendingReport,
-    n: np.ndarray,
-    c: np.ndarray,
-    case_idx: np.ndarray,
-    results: dict[str, list[PassKResult]],
-) -> ReportMetrics:
-    rid = report.report_id
-    metric_rows = [_metric_row(rid, r) for per_k in results.values() for r in per_k]
-    default_k = 1 if is_missing(report.runs_per_case) else int(report.runs_per_case)
-    lottery_rows = [
-        (rid, int(case_idx[idx]), rank)
-        for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1)
-    ]
-    warnings = []
-    for metric, stored in (
-        (METRIC_PASS_AT_K, report.stored_pass_at_k),
-        (METRIC_PASS_HAT_K, report.stored_pass_hat_k),
-    ):
-        problem = stored_block_problem(metric, stored, n, c, results[metric])
-        if problem:
-            warnings.append((report.file, problem))
-    return ReportMetrics(rid, metric_rows, lottery_rows, warnings)
-
-
-def _metric_row(report_id: int, r: PassKResult) -> tuple[Any, ...]:
-    """One `metrics` row, in METRIC_COLUMNS order."""
-    return (
-        report_id, r.metric, r.k, r.value, r.ci_low, r.ci_high, r.method, r.n_cases, r.runs,
-        r.unknown_reason,
-    )  # fmt: skip
-
-
-def stored_block_problem(
-    metric: str,
-    stored: Any,
-    n: np.ndarray,
-    c: np.ndarray,
-    known: Sequence[PassKResult] = (),
-) -> str | None:
-    """A reason when a 0.16+ report's stored pass@k / pass^k block disagrees with its cases."""
-    if not isinstance(stored, str):  # absent (pre-0.16, or a single-run report)
-        return None
-    try:
-        block = json.loads(stored)
-        if block is None:
-            return None
-        k = int(block["k"])
-        stored_value = block.get("value")
-        stored_ci = block.get("ci_95")
-    except (ValueError, TypeError, KeyError):
-        return f"its stored {metric} block is malformed; relidash shows the value its cases give"
-    if k < 1:
-        return f"its stored {metric} block has k = {k}; relidash shows the value its cases give"
-    # `known` holds this metric for k = 1..K already; recompute only beyond it
-    (result,) = known[k - 1 : k] or suite_pass_k(n, c, [k], metric)
-    name = metric.replace("k", str(k))
-    if result.value is None or stored_value is None:
-        if (result.value is None) == (stored_value is None):
-            return None
-        shown = "UNKNOWN" if result.value is None else f"{result.value:.4f}"
-        return (
-            f"its stored {name} is {stored_value if stored_value is not None else 'UNKNOWN'} "
-            f"but its cases give {shown}: the file was edited or corrupted after multivon-eval "
-            "wrote it; relidash shows the value its cases give"
-        )
-    recomputed = [round(result.value, STORED_DECIMALS)]
-    stored_values = [stored_value]
-    if stored_ci is not None:
-        recomputed += [
-            round(result.ci_low or 0.0, STORED_DECIMALS),
-            round(result.ci_high or 0.0, STORED_DECIMALS),
-        ]
-        # a hand-edited CI may be anything; a wrong shape is a disagreement, not a crash
-        stored_values += stored_ci if isinstance(stored_ci, list) else [stored_ci]
-    try:
-        agree = all(
-            abs(float(a) - float(b)) <= 0.5 * 10**-STORED_DECIMALS + 1e-12
-            for a, b in zip(recomputed, stored_values, strict=True)
-        )
-    except (TypeError, ValueError):
-        agree = False
-    if agree:
-        return None
-    return (
-        f"its stored {name} = {stored_value} (CI {stored_ci}) disagrees with its cases, which give "
-        f"{result.value:.4f} [{result.ci_low:.4f}, {result.ci_high:.4f}]: the file was edited or "
-        "corrupted after multivon-eval wrote it; relidash shows the value its cases give"
-    )
