@@ -35,7 +35,7 @@ class UnknownName(LookupError):
 
 
 def suite_names(overview: pd.DataFrame) -> list[str]:
-    return sorted({str(s) for s in overview["suite"]})
+    return sorted(str(s) for s in overview["suite"].unique())
 
 
 def suite_releases(overview: pd.DataFrame, suite: str) -> pd.DataFrame:

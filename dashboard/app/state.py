@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -28,6 +29,7 @@ from dashboard.data.ingest import IngestResult
 from dashboard.data.snapshot import ServedCatalog
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource, catalog_location, open_source
+from dashboard.render import charts
 from dashboard.render.formatting import md
 
 ENV_REPORTS = "RELIDASH_REPORTS"
@@ -124,6 +126,19 @@ def overview(version: int) -> pd.DataFrame:
     return summary.report_overview(catalog().cursor())
 
 
+# The pages' suite picker and each suite's releases, cached on their own: a cache hit of
+# `overview` copies every report's row (100,000 of them in a long history), and a page
+# needs the suite names and one suite's releases.
+@st.cache_data(show_spinner=False, max_entries=64)
+def suite_names(version: int) -> list[str]:
+    return releases.suite_names(overview(version))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def suite_releases(version: int, suite: str) -> pd.DataFrame:
+    return releases.suite_releases(overview(version), suite)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def problems(version: int) -> pd.DataFrame:
     return summary.load_problems(catalog().cursor())
@@ -154,6 +169,39 @@ def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFr
     return run_query(
         catalog().cursor(), "suite_cases", suite=suite, count_agent_errors=count_agent_errors
     )
+
+
+# Charts of the cached frames, cached as Altair objects: building one took 30-50 ms of a
+# warm page's server time (Altair checks each part as it is made); a hit unpickles it in
+# under a millisecond. Streamlit still converts it to Vega-Lite at each run.
+@st.cache_data(show_spinner=False, max_entries=128)
+def releases_chart(
+    version: int,
+    suite: str,
+    k: int,
+    count_agent_errors: bool,
+    window: tuple[str, str] | None = None,
+) -> alt.Chart:
+    return charts.releases_chart(release_table(version, suite, k, count_agent_errors, window), k)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def curve_chart(version: int, report_id: int, k_max: int, count_agent_errors: bool) -> alt.Chart:
+    return charts.curve_chart(passk_curve(version, report_id, k_max, count_agent_errors))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def slice_chart(
+    version: int,
+    suite: str,
+    dim: str,
+    k: int,
+    count_agent_errors: bool,
+    window: tuple[str, str] | None = None,
+) -> alt.Chart:
+    metrics = slice_metrics(version, suite, dim, k, count_agent_errors, window)
+    order = list(suite_releases(version, suite)["release"])
+    return charts.slice_chart(metrics, order, k)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)

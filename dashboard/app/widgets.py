@@ -99,8 +99,8 @@ def download(
     st.download_button(label, data=data, file_name=f"{name}.csv", mime="text/csv", key=f"dl_{name}")
 
 
-def report_page(title: str) -> tuple[int, pd.DataFrame, bool]:
-    """A page over the reports: its heading, then (catalog version, report overview,
+def report_page(title: str) -> tuple[int, list[str], bool]:
+    """A page over the reports: its heading, then (catalog version, the suites loaded,
     whether agent errors count as failures), with the policy stated. Stops with a hint
     when nothing is loaded."""
     from dashboard.app import (
@@ -109,10 +109,10 @@ def report_page(title: str) -> tuple[int, pd.DataFrame, bool]:
 
     st.title(title)
     version = app_state.version()
-    overview = app_state.overview(version)
-    if overview.empty:
+    suites = app_state.suite_names(version)
+    if not suites:
         no_reports()
-    return version, overview, policy()
+    return version, suites, policy()
 
 
 def no_reports() -> None:

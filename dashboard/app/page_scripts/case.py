@@ -2,17 +2,16 @@
 
 import streamlit as st
 
-from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
 from dashboard.app.trials import show_trials
 from dashboard.app.widgets import download, linked_select, report_page
 from dashboard.render import charts
 from dashboard.render.formatting import md, pct, short_case_id
 
-version, overview, count_errors = report_page("Case")
+version, suites, count_errors = report_page("Case")
 c1, c2 = st.columns([1, 3])
 with c1:
-    suite = linked_select("suite", "Suite", suite_names(overview), page="case")
+    suite = linked_select("suite", "Suite", suites, page="case")
 choices = app_state.case_choices(version, suite, count_errors)
 wanted = st.query_params.get("case")
 if wanted is not None and wanted not in choices:  # an input, say: the case's own key
@@ -28,7 +27,7 @@ with c2:
         format_func=lambda key: f"{short_case_id(key)} · {choices.get(key, key)}",
         help="Type to search: cases are matched across releases by case id, else by input.",
     )
-releases = suite_releases(overview, suite)
+releases = app_state.suite_releases(version, suite)
 k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 k = linked_select("k", "k", list(range(1, k_max + 1)), 5 if k_max >= 5 else 1, page="case")
 story = app_state.case_story(version, suite, case, k, count_errors)

@@ -2,14 +2,13 @@
 
 import streamlit as st
 
-from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download, linked_select, release_window, report_page
 from dashboard.render import charts
 from dashboard.render.formatting import md, with_case_links
 from dashboard.render.gate_report import gate_table_shown
 
-version, overview, count_errors = report_page("Gates")
+version, suites, count_errors = report_page("Gates")
 st.caption(
     "As multivon-eval's assert_pass_hat_k(k, min_ci_low): a release passes when the lower bound "
     "of its 95% pass^k CI reaches the threshold. UNKNOWN (k beyond the recorded runs, or no "
@@ -17,8 +16,8 @@ st.caption(
 )
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
-    suite = linked_select("suite", "Suite", suite_names(overview), page="gates")
-releases = suite_releases(overview, suite)
+    suite = linked_select("suite", "Suite", suites, page="gates")
+releases = app_state.suite_releases(version, suite)
 k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 with c2:
     k = linked_select("k", "k", list(range(1, k_max + 1)), 4 if k_max >= 4 else 1, page="gates")

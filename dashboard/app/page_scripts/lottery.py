@@ -4,17 +4,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.analysis.cases import case_link_key, find_case
-from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
 from dashboard.app.trials import show_trials
 from dashboard.app.widgets import download, linked_select, report_page
 from dashboard.render.formatting import with_case_links
 
-version, overview, count_errors = report_page("Lottery cases")
+version, suites, count_errors = report_page("Lottery cases")
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    suite = linked_select("suite", "Suite", suite_names(overview), page="lottery")
-releases = suite_releases(overview, suite)
+    suite = linked_select("suite", "Suite", suites, page="lottery")
+releases = app_state.suite_releases(version, suite)
 with c2:
     release = linked_select("release", "Release", list(releases["release"]), page="lottery")
 row = releases[releases["release"] == release].iloc[0]

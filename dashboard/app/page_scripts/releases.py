@@ -4,17 +4,15 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download, linked_select, release_window, report_page
-from dashboard.render import charts
 from dashboard.render.formatting import display_release_table, md, unknown_notes
 
-version, overview, count_errors = report_page("Releases")
+version, suites, count_errors = report_page("Releases")
 left, right = st.columns([3, 1])
 with left:
-    suite = linked_select("suite", "Suite", suite_names(overview), page="releases")
-releases = suite_releases(overview, suite)
+    suite = linked_select("suite", "Suite", suites, page="releases")
+releases = app_state.suite_releases(version, suite)
 k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 default_k = int(releases["runs_max"].iloc[-1]) if releases["runs_max"].notna().iloc[-1] else 1
 with right:
@@ -48,13 +46,15 @@ st.caption(
 )
 
 st.subheader(f"pass@{k} and pass^{k} across releases")
-st.altair_chart(charts.releases_chart(table, k), width="stretch")
+st.altair_chart(app_state.releases_chart(version, suite, k, count_errors, window), width="stretch")
 
 st.subheader("pass^k against k for one release")
 release = linked_select("release", "Release", list(releases["release"]), page="releases")
 row = releases[releases["release"] == release].iloc[0]
 curve = app_state.passk_curve(version, int(row["report_id"]), k_max, count_errors)
-st.altair_chart(charts.curve_chart(curve), width="stretch")
+st.altair_chart(
+    app_state.curve_chart(version, int(row["report_id"]), k_max, count_errors), width="stretch"
+)
 unknown = curve[curve["value"].isna()]
 if not unknown.empty:
     st.caption(f"k ≥ {int(unknown['k'].min())}: {unknown['unknown_reason'].iloc[0]}")

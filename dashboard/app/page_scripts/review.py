@@ -3,18 +3,17 @@ changed, the lottery cases, the evidence; a sign-off bound to that evidence."""
 
 import streamlit as st
 
-from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
 from dashboard.app.widgets import download, linked_select, report_page
 from dashboard.render import charts, review_tables
 from dashboard.render.formatting import md
 
-version, overview, count_errors = report_page("Release review")
+version, suites, count_errors = report_page("Release review")
 c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
 with c1:
-    suite = linked_select("suite", "Suite", suite_names(overview), page="review")
-releases = suite_releases(overview, suite)
+    suite = linked_select("suite", "Suite", suites, page="review")
+releases = app_state.suite_releases(version, suite)
 names = [str(r) for r in releases["release"]]
 with c2:
     release = linked_select("release", "Release", names, names[-1], page="review")

@@ -2,16 +2,14 @@
 
 import streamlit as st
 
-from dashboard.analysis.releases import suite_names, suite_releases
 from dashboard.analysis.slices import tag_dimensions
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download, linked_select, release_window, report_page
-from dashboard.render import charts
 from dashboard.render.formatting import slice_rows, with_case_links
 
-version, overview, count_errors = report_page("Slices")
-suite = linked_select("suite", "Suite", suite_names(overview), page="slices")
-releases = suite_releases(overview, suite)
+version, suites, count_errors = report_page("Slices")
+suite = linked_select("suite", "Suite", suites, page="slices")
+releases = app_state.suite_releases(version, suite)
 cases = app_state.suite_cases(version, suite, count_errors)
 dims = tag_dimensions(cases)
 if not dims:
@@ -35,7 +33,9 @@ st.subheader(f"pass^{k} per {dim} slice")
 if metrics.empty:
     st.info("No cases in this suite.")
     st.stop()
-st.altair_chart(charts.slice_chart(metrics, order, k), width="content")
+st.altair_chart(
+    app_state.slice_chart(version, suite, dim, k, count_errors, window), width="content"
+)
 counts = metrics.pivot_table(
     index="slice", columns="release", values="cases_evaluated", aggfunc="first"
 )
