@@ -204,7 +204,6 @@ def with_release_keys(entry: str, rank: int, files: list[str]) -> str:
     return f'{head[:-1]}, "release_rank": {rank}, "files": {files_text}}}'
 
 
-
 def summary_problems(
     con: duckdb.DuckDBPyConnection,
     by: str = "file",
