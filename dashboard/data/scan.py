@@ -234,9 +234,10 @@ def file_facts(abspath: str, *, constants: bool = True, keep_below: int = 0) -> 
 def _bracket_depth(chunk: bytes, depth: int, deepest: int) -> tuple[int, int]:
     """Nesting depth after `chunk` and the deepest reached, from depth `depth` before it.
 
-    `bytes.translate` deletes every byte but the brackets in one pass at memory speed:
-    3.5x faster on a 5 MB report than finding them with numpy's comparisons, which
-    allocate and write a new array per comparison. '{' and '[' have bit 1 set, '}' and
+    `bytes.translate` deletes every byte but the brackets in one pass (0.7 ms per MiB).
+    Finding them with numpy's comparisons writes a new array per comparison: 3.5x slower
+    on a 5 MB report timed alone, though in a whole cold load of 2,000 reports the digest
+    thread took 2.25 core-s that way against 2.0 now. '{' and '[' have bit 1 set, '}' and
     ']' do not: +1 / -1 without comparing.
     """
     brackets = np.frombuffer(chunk.translate(None, _NOT_BRACKETS), dtype=np.int8)
