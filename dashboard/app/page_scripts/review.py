@@ -6,7 +6,7 @@ import streamlit as st
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
 from dashboard.app.widgets import download, linked_select, report_page
-from dashboard.render import charts, review_tables
+from dashboard.render import review_tables
 from dashboard.render.formatting import md
 
 version, suites, count_errors = report_page("Release review")
@@ -89,10 +89,7 @@ else:
     )
 
 st.subheader(f"pass@{review.k} and pass^{review.k} across releases")
-st.altair_chart(
-    charts.releases_chart(app_state.release_table(version, suite, review.k, count_errors), k),
-    width="stretch",
-)
+st.altair_chart(app_state.releases_chart(version, suite, review.k, count_errors), width="stretch")
 
 st.subheader("Load problems")
 problems = review_tables.problems_table(review)
