@@ -8,8 +8,11 @@ the reports.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -129,6 +132,24 @@ def settle_catalog(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> Non
         return
     if logged > CHECKPOINT_LOG_BYTES or (full and logged > 0):
         con.execute("CHECKPOINT")
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The statements inside, committed together (one sync of the log) or not at all."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        roll_back(con)
+        raise
+    con.execute("COMMIT")
+
+
+def roll_back(con: duckdb.DuckDBPyConnection) -> None:
+    """End whatever transaction is open (none may be: the error can come between two)."""
+    with contextlib.suppress(duckdb.Error):
+        con.execute("ROLLBACK")
 
 
 def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.catalog import roll_back, transaction
 from dashboard.data.formats import INSPECT, harness_of
 from dashboard.data.formats.inspect import CONFIG_NAME, InspectSettings, read_inspect_settings
 from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
@@ -53,7 +54,6 @@ from dashboard.data.staging import (
     record_file,
     record_files,
     record_problems,
-    roll_back,
 )
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -207,7 +207,7 @@ def _ingest(
         )
 
     # the statements before the batches commit once (each commit syncs the log)
-    with _transaction(con):
+    with transaction(con):
         _claim_catalog(con, source.ident)
         con.execute(
             "INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')"
@@ -323,7 +323,7 @@ def _ingest(
     to_parse = counts["parsed"]
     gone = removed
 
-    with _transaction(con):  # what follows the batches, in one commit too
+    with transaction(con):  # what follows the batches, in one commit too
         if to_parse or gone or config_changed:
             # a suite's releases are ordered among themselves: only suites that gained or lost a
             # report are ranked again, unless relidash.toml changed
@@ -401,18 +401,6 @@ def _store_parts(
         )
 
 
-@contextmanager
-def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """The statements inside, committed together (one sync of the log) or not at all."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        yield
-    except BaseException:
-        roll_back(con)
-        raise
-    con.execute("COMMIT")
-
-
 def _claim_catalog(con: duckdb.DuckDBPyConnection, ident: str) -> None:
     rows = con.execute("SELECT value FROM meta WHERE key = 'reports_dir'").fetchall()
     if rows and rows[0][0] != ident:
@@ -472,7 +460,7 @@ def _load_inspect_batch(
 ) -> None:
     """Parse a batch of Inspect logs (before the transaction) and store them in one."""
     batch = read_inspect_logs(items, settings, max_bytes)
-    with _transaction(con):
+    with transaction(con):
         insert_inspect_rows(con, batch)
         record_files(con, batch.files)
         record_problems(con, batch.problems)

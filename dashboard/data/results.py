@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import zstandard
 
+from dashboard.data.catalog import transaction
 from dashboard.data.freshness import meta_value
 from dashboard.data.ingest_inspect import rewrite_unknown_reasons
 
@@ -38,8 +39,7 @@ def store_report_results(
     """Insert metrics rows (METRIC_COLUMNS order), lottery ranks from
     (report_id, case_idx, rank) rows, add report-scope problems, atomically. Rows go in
     as bound lists, one statement each: no DataFrame on the load path."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         if metrics:
             columns = list(zip(*metrics, strict=True))
             con.execute(
@@ -59,10 +59,6 @@ def store_report_results(
             )
         if warnings:
             con.executemany("INSERT INTO problems VALUES (?, 'report', ?)", warnings)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def metrics_complete(con: duckdb.DuckDBPyConnection) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.catalog import roll_back
 from dashboard.data.queries import execute, load_query
 from dashboard.data.scan import MIB, FileEntry, has_constant_literal, strict_json_problem
 from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE
@@ -233,12 +234,6 @@ def stage_strict_parts(con: duckdb.DuckDBPyConnection, abspaths: list[str]) -> l
         if error is not None:
             raise error
     return [part for part, _ in work]
-
-
-def roll_back(con: duckdb.DuckDBPyConnection) -> None:
-    """End whatever transaction is open (none may be: the error can come between two)."""
-    with contextlib.suppress(duckdb.Error):
-        con.execute("ROLLBACK")
 
 
 def reader_buffer_bytes(largest: int, limit: int) -> int:
