@@ -170,20 +170,22 @@ def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
 def _foreign(con: duckdb.DuckDBPyConnection) -> bool:
     """Tables, and none of them relidash's `meta`: somebody else's database, never emptied
     (a stale or interrupted catalog of relidash's own is rebuilt instead)."""
-    names = {
-        name
-        for (name,) in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE NOT temporary"
-        ).fetchall()
-    }
+    names = _table_names(con)
     return bool(names) and "meta" not in names
 
 
 def _drop_everything(con: duckdb.DuckDBPyConnection) -> None:
-    for (name,) in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary"
-    ).fetchall():
+    for name in _table_names(con):
         con.execute(f'DROP TABLE "{name}"')  # names read from the catalog itself
+
+
+def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [
+        name
+        for (name,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE NOT temporary"
+        ).fetchall()
+    ]
 
 
 def _discard(location: str) -> duckdb.DuckDBPyConnection:
