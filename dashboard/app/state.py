@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -29,8 +28,10 @@ from dashboard.data.ingest import IngestResult
 from dashboard.data.snapshot import ServedCatalog
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource, catalog_location, open_source
-from dashboard.render import charts
 from dashboard.render.formatting import md
+
+if TYPE_CHECKING:
+    import altair as alt
 
 ENV_REPORTS = "RELIDASH_REPORTS"
 ENV_ANON = "RELIDASH_ANON"
@@ -173,7 +174,8 @@ def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFr
 
 # Charts of the cached frames, cached as Altair objects: building one took 30-50 ms of a
 # warm page's server time (Altair checks each part as it is made); a hit unpickles it in
-# under a millisecond. Streamlit still converts it to Vega-Lite at each run.
+# under a millisecond. Streamlit still converts it to Vega-Lite at each run. Altair is
+# imported on a miss (0.24 s, once per server): a page without charts never needs it.
 @st.cache_data(show_spinner=False, max_entries=128)
 def releases_chart(
     version: int,
@@ -182,11 +184,15 @@ def releases_chart(
     count_agent_errors: bool,
     window: tuple[str, str] | None = None,
 ) -> alt.Chart:
+    from dashboard.render import charts
+
     return charts.releases_chart(release_table(version, suite, k, count_agent_errors, window), k)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def curve_chart(version: int, report_id: int, k_max: int, count_agent_errors: bool) -> alt.Chart:
+    from dashboard.render import charts
+
     return charts.curve_chart(passk_curve(version, report_id, k_max, count_agent_errors))
 
 
@@ -199,6 +205,8 @@ def slice_chart(
     count_agent_errors: bool,
     window: tuple[str, str] | None = None,
 ) -> alt.Chart:
+    from dashboard.render import charts
+
     metrics = slice_metrics(version, suite, dim, k, count_agent_errors, window)
     order = list(suite_releases(version, suite)["release"])
     return charts.slice_chart(metrics, order, k)
