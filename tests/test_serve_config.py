@@ -53,3 +53,7 @@ def test_serve_from_another_directory_carries_the_project_settings(tmp_path: Pat
     assert flags["--theme.base"] == "light"
     assert flags["--theme.primaryColor"] == config["theme"]["primaryColor"]
     assert flags["--browser.gatherUsageStats"] == "false"
+    # a served app's source does not change under it: no watcher resolving every module's
+    # path at each script run
+    assert flags["--server.fileWatcherType"] == "none"
+    assert flags["--server.runOnSave"] == "false"

@@ -169,6 +169,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "--server.enableXsrfProtection", "true",
         "--browser.gatherUsageStats", "false",
         "--runner.magicEnabled", "false",
+        # A served dashboard's source does not change under it: without a watcher,
+        # Streamlit no longer resolves every imported module's path at each script run
+        # (0.1-0.2 s of each page visit with 100 suites' modules loaded) nor polls files.
+        "--server.fileWatcherType", "none",
+        "--server.runOnSave", "false",
     ]  # fmt: skip
     env = dict(os.environ)
     env.update(
