@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,13 @@ OLD_NS = 1_700_000_000_000_000_000
 
 @pytest.fixture
 def served(tmp_path: Path) -> ServedCatalog:
+    catalog = served_catalog(tmp_path)
+    yield catalog
+    if catalog.watch:
+        catalog.watch.close()
+
+
+def served_catalog(tmp_path: Path) -> ServedCatalog:
     reports = tmp_path / "reports"
     reports.mkdir()
     for name in ("mv-0.20.0_early-stop_runs8.json", "mv-0.15.2_early-stop_runs8.json"):
@@ -29,9 +38,7 @@ def served(tmp_path: Path) -> ServedCatalog:
     catalog = ServedCatalog(reports, str(tmp_path / "catalog.duckdb"))
     assert catalog.watch is not None, "no watch on a local directory"
     catalog.refresh(lambda con: loading.refresh_catalog(con, reports))
-    yield catalog
-    if catalog.watch:
-        catalog.watch.close()
+    return catalog
 
 
 @pytest.fixture
@@ -40,7 +47,7 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     real = snapshot.directory_changed
 
     def counted(*args: Any) -> bool:
-        calls.append(1)
+        calls.append(1 if threading.current_thread() is threading.main_thread() else 0)
         return real(*args)
 
     monkeypatch.setattr(snapshot, "directory_changed", counted)
@@ -103,3 +110,53 @@ def test_without_a_watch_every_session_walks(served: ServedCatalog, walks: list[
     assert walks == [1]
     assert watch.watch_directory(None) is None
     assert watch.watch_directory(served.reports_dir / "missing") is None
+
+
+@pytest.fixture
+def renewing(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Short trust and renewal times (before the served catalog starts its renewal)."""
+    monkeypatch.setattr(watch, "TRUST_SECONDS", 2.0)
+    monkeypatch.setattr(watch, "RENEW_AFTER_SECONDS", 0.2)
+    monkeypatch.setattr(watch, "RENEW_POLL_SECONDS", 0.05)
+    return 3.0  # seconds to wait: past the trust
+
+
+def test_the_trust_is_renewed_in_the_background_while_quiet(
+    tmp_path: Path, walks: list[int], renewing: float
+) -> None:
+    served = served_catalog(tmp_path)
+    try:
+        time.sleep(renewing)
+        assert not served.stale()
+        assert walks and set(walks) == {0}, "a session walked the directory itself"
+        assert len(walks) >= 2, "the renewal did not keep renewing"
+    finally:
+        served.watch.close()
+
+
+def test_an_event_stops_the_renewal_and_the_next_session_walks(
+    tmp_path: Path, walks: list[int], renewing: float
+) -> None:
+    served = served_catalog(tmp_path)
+    try:
+        (served.reports_dir / "new.json").write_text("{}")
+        time.sleep(renewing)
+        assert walks == [], "the renewal walked a directory known to have changed"
+        assert served.stale()
+        assert walks == [1]
+    finally:
+        served.watch.close()
+
+
+def test_an_idle_server_does_not_renew(
+    tmp_path: Path, walks: list[int], renewing: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch, "IDLE_SECONDS", 0.0)
+    served = served_catalog(tmp_path)
+    try:
+        time.sleep(renewing)
+        assert walks == []
+        assert not served.stale()  # the trust ran out: this session walks
+        assert walks == [1]
+    finally:
+        served.watch.close()

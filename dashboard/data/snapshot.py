@@ -67,6 +67,7 @@ class ServedCatalog:
                 result = self._refresh(load)
                 if self.watch and result is not None:
                     self.watch.settle(token)
+                    self.watch.renew_in_background(self._unchanged)
                 return result
             except SourceError as exc:
                 self.notice = f"{exc}. Showing the reports as last loaded."
@@ -153,6 +154,14 @@ class ServedCatalog:
             if self.watch:
                 self.watch.settle(token)
         return changed
+
+    def _unchanged(self) -> bool:
+        """Whether the directory still matches what is served (the watch's background
+        renewal; False when it cannot tell)."""
+        try:
+            return not directory_changed(self.cursor(), self.source)
+        except (SourceError, CatalogError, duckdb.Error, OSError):
+            return False
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         if self._snapshot is None:

@@ -5,14 +5,17 @@ A running server checks its directory at every new session; at 100,000 files tha
 is half a second of every first page. With a watch, a check that found the directory
 unchanged stays good while no event has arrived since it began, for at most
 TRUST_SECONDS: events made on another host of a network file system never arrive, and
-the walk then decides again. Must not: write anything, or decide for a bucket (object
-storage has no events here; its listing decides).
+the walk then decides again. While the server is in use, that walk happens in the
+background before the trust runs out (`renew_in_background`), so no visitor's page waits
+for it. Must not: write anything, or decide for a bucket (object storage has no events
+here; its listing decides).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,13 @@ TRUST_SECONDS = 60.0
 # An event reaches the count about 1 ms after the change (measured with watchdog 7 on
 # Linux); quiet() waits this long first, so a change just made is counted.
 EVENT_LATENCY_SECONDS = 0.02
+# A clean check this old is made again in the background, before TRUST_SECONDS runs out:
+# the walk of 100,000 files takes about 0.5 s, off any page.
+RENEW_AFTER_SECONDS = 40.0
+# How often the background renewal looks; it stops renewing after this long without a
+# new session (an idle server does not walk the directory twice a minute all night).
+RENEW_POLL_SECONDS = 5.0
+IDLE_SECONDS = 600.0
 
 
 class DirectoryWatch:
@@ -35,6 +45,9 @@ class DirectoryWatch:
         self._lock = threading.Lock()
         self._events = 0
         self._clean: tuple[int, float] | None = None  # (token, when)
+        self._asked = time.monotonic()  # the last quiet() call: a session's check
+        self._closed = threading.Event()
+        self._renewer: threading.Thread | None = None
         watch = self
 
         class Counter(FileSystemEventHandler):
@@ -65,12 +78,44 @@ class DirectoryWatch:
         """Whether no event arrived since the last settled check, made within TRUST_SECONDS."""
         time.sleep(EVENT_LATENCY_SECONDS)  # outside the lock: the observer counts meanwhile
         with self._lock:
+            self._asked = time.monotonic()
             if self._clean is None:
                 return False
             token, when = self._clean
             return token == self._events and time.monotonic() - when < TRUST_SECONDS
 
+    def renew_in_background(self, unchanged: Callable[[], bool]) -> None:
+        """Start (once) a thread that renews a clean check before its trust runs out.
+
+        `unchanged` walks the directory and says whether it still matches the catalog
+        (False also when it cannot tell). A check is renewed only while no event arrived
+        since it and a session asked within IDLE_SECONDS; the token is taken before the
+        walk, so an event during it still makes the next session walk.
+        """
+        with self._lock:
+            if self._renewer is not None or self._closed.is_set():
+                return
+            self._renewer = threading.Thread(
+                target=self._renew, args=(unchanged,), name="relidash-watch-renew", daemon=True
+            )
+        self._renewer.start()
+
+    def _renew(self, unchanged: Callable[[], bool]) -> None:
+        while not self._closed.wait(RENEW_POLL_SECONDS):
+            now = time.monotonic()
+            with self._lock:
+                token = self._events
+                due = (
+                    self._clean is not None
+                    and self._clean[0] == token
+                    and now - self._clean[1] >= RENEW_AFTER_SECONDS
+                    and now - self._asked < IDLE_SECONDS
+                )
+            if due and unchanged():
+                self.settle(token)
+
     def close(self) -> None:
+        self._closed.set()
         self._observer.stop()
 
 
