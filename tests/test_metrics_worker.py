@@ -115,3 +115,24 @@ def test_the_worker_process_imports_neither_duckdb_nor_pandas() -> None:
         cwd=Path(__file__).resolve().parents[1],
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_stored_results_keep_every_value_and_every_unknown() -> None:
+    """The rows reach the catalog as they were computed: UNKNOWN stays NULL, and an estimate
+    of 0.5 after thousands of UNKNOWN rows and a whole-number 1 stays 0.5 (a column type
+    inferred from a sample of the rows made it 0)."""
+    from dashboard.data.results import METRIC_COLUMNS, store_report_results
+
+    unknown = (None, None, None, "", 3, 3, "UNKNOWN — k exceeds the trials recorded")
+    rows = [(i, "pass^k", 4, *unknown) for i in range(3000)]
+    rows.append((3000, "pass@k", 1, 1, 1, 1, "wilson", 40, 8, ""))
+    rows.append((3001, "pass@k", 1, 0.5, 0.125, 0.875, "cluster-bootstrap", 40, 8, ""))
+    con = open_catalog(MEMORY)
+    try:
+        store_report_results(con, rows, [(3000, 7, 1), (3000, 2, 2)], [])
+        stored = con.execute(f"SELECT {', '.join(METRIC_COLUMNS)} FROM metrics").fetchall()
+        lottery = con.execute("SELECT * FROM lottery ORDER BY rank").fetchall()
+    finally:
+        con.close()
+    assert sorted(stored) == sorted(rows)
+    assert lottery == [(3000, 7, 1), (3000, 2, 2)]

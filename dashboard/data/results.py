@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import duckdb
+import numpy as np
 import zstandard
 
 from dashboard.data.catalog import transaction
@@ -28,6 +29,10 @@ METRIC_COLUMNS = (
     "runs",
     "unknown_reason",
 )
+# Each metrics column's array type: whole numbers, estimates (None -> NaN -> NULL), text.
+_METRIC_DTYPES = (np.int64, object, np.int64, np.float64, np.float64, np.float64, object,
+                  np.int64, np.int64, object)  # fmt: skip
+_ROWS = "relidash_result_rows"  # the name the arrays are scanned by, for one statement
 
 
 def store_report_results(
@@ -37,28 +42,43 @@ def store_report_results(
     warnings: list[tuple[str, str]],
 ) -> None:
     """Insert metrics rows (METRIC_COLUMNS order), lottery ranks from
-    (report_id, case_idx, rank) rows, add report-scope problems, atomically. Rows go in
-    as bound lists, one statement each: no DataFrame on the load path."""
+    (report_id, case_idx, rank) rows, add report-scope problems, atomically.
+
+    Rows go in as one numpy array per column, which DuckDB scans without pandas: bound
+    lists cost 13 us a row (each value a conversion of its own), a load of 10,000 small
+    reports 2 s of its main thread; typed arrays, a tenth of that. Typed, not object
+    arrays: DuckDB infers an object column's type from a sample of its rows, which can
+    make an unsampled 2.5 an INTEGER 2.
+    """
     with transaction(con):
         if metrics:
-            columns = list(zip(*metrics, strict=True))
-            con.execute(
-                "INSERT INTO metrics SELECT CAST(unnest($c0) AS INTEGER), unnest($c1), "
-                "CAST(unnest($c2) AS INTEGER), CAST(unnest($c3) AS DOUBLE), "
-                "CAST(unnest($c4) AS DOUBLE), CAST(unnest($c5) AS DOUBLE), unnest($c6), "
-                "CAST(unnest($c7) AS INTEGER), CAST(unnest($c8) AS INTEGER), unnest($c9)",
-                {f"c{i}": list(column) for i, column in enumerate(columns)},
+            columns = zip(*metrics, strict=True)
+            _insert_columns(
+                con,
+                "INSERT INTO metrics SELECT c0, c1, c2, nullif(c3, 'NaN'), nullif(c4, 'NaN'), "
+                f"nullif(c5, 'NaN'), c6, c7, c8, c9 FROM {_ROWS}",
+                [np.array(c, dtype=t) for c, t in zip(columns, _METRIC_DTYPES, strict=True)],
             )
             rewrite_unknown_reasons(con, sorted({int(row[0]) for row in metrics}))
         if lottery:
-            rids, idxs, ranks = (list(c) for c in zip(*lottery, strict=True))
-            con.execute(
-                "INSERT INTO lottery SELECT CAST(unnest($rids) AS INTEGER), "
-                "CAST(unnest($idxs) AS INTEGER), CAST(unnest($ranks) AS INTEGER)",
-                {"rids": rids, "idxs": idxs, "ranks": ranks},
+            _insert_columns(
+                con,
+                f"INSERT INTO lottery SELECT c0, c1, c2 FROM {_ROWS}",
+                [np.array(c, dtype=np.int64) for c in zip(*lottery, strict=True)],
             )
         if warnings:
             con.executemany("INSERT INTO problems VALUES (?, 'report', ?)", warnings)
+
+
+def _insert_columns(
+    con: duckdb.DuckDBPyConnection, statement: str, columns: list[np.ndarray]
+) -> None:
+    """Run an INSERT that selects c0, c1, ... from _ROWS, the given arrays."""
+    con.register(_ROWS, {f"c{i}": column for i, column in enumerate(columns)})
+    try:
+        con.execute(statement)
+    finally:
+        con.unregister(_ROWS)
 
 
 def metrics_complete(con: duckdb.DuckDBPyConnection) -> bool:
