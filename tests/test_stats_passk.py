@@ -18,6 +18,7 @@ from dashboard.stats import (
     METRIC_PASS_HAT_K,
     PassKResult,
     suite_pass_k,
+    suites_pass_k,
 )
 
 # multivon-eval 0.20.0's passk.py and EvalReport._pass_k_result (tests/upstream_copy.py)
@@ -206,3 +207,33 @@ def test_interval_ordered_and_holds_estimate(stats: list[tuple[int, int]], metri
             assert r.k > min(n, default=0)
             continue
         assert 0.0 <= r.ci_low <= r.value <= r.ci_high <= 1.0
+
+
+def stacked_suites() -> st.SearchStrategy[list[tuple[list[tuple[int, int]], list[int], str]]]:
+    """Suites that share a number of cases, metric and ks (computed as one stack), mixed
+    with others that do not."""
+    case = st.integers(1, 6).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n)))
+    ks = st.lists(st.integers(1, 7), min_size=1, max_size=5)
+    metric = st.sampled_from([METRIC_PASS_AT_K, METRIC_PASS_HAT_K])
+    shared = st.tuples(st.integers(1, 5), ks, metric).flatmap(
+        lambda key: st.lists(
+            st.lists(case, min_size=key[0], max_size=key[0]).map(lambda c: (c, key[1], key[2])),
+            min_size=2,
+            max_size=8,
+        )
+    )
+    others = st.lists(st.tuples(case_lists(6), ks, metric), max_size=6)
+    return st.tuples(shared, others).flatmap(lambda p: st.permutations(p[0] + p[1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(stacked_suites())
+def test_suites_together_equal_each_alone(
+    suites: list[tuple[list[tuple[int, int]], list[int], str]],
+) -> None:
+    """A load's reports are computed as stacks of suites (by number of cases, metric and
+    supported ks): each suite's results equal its own suite_pass_k, in its ks' order,
+    UNKNOWNs and reasons included."""
+    args = [([n for n, _ in cases], [c for _, c in cases], ks, m) for cases, ks, m in suites]
+    together = suites_pass_k(args, n_boot=120)
+    assert together == [suite_pass_k(*a, n_boot=120) for a in args]

@@ -170,6 +170,12 @@ def pass_hat_k(n: npt.ArrayLike, c: npt.ArrayLike, k: npt.ArrayLike) -> float | 
     return _at_k(n_arr, c_arr, k_arr, METRIC_PASS_HAT_K)
 
 
+def pass_k_tables(n: IntArray, c: IntArray, k_max: int, metric: str) -> FloatArray:
+    """pass_k_table of a stack of suites with one number of cases at once: n and c of shape
+    (suites, m), each row already checked (check_cases); shape (k_max, suites, m)."""
+    return _table(n, c, check_k(k_max, "k_max"), check_metric(metric))
+
+
 def pass_k_table(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int, metric: str) -> FloatArray:
     """Every case's estimator at every k = 1..k_max, shape (k_max, m).
 

@@ -16,7 +16,7 @@ arXiv:2406.12045 (pass^k); Wilson 1927 (the degenerate-sample fallback).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import comb
 from typing import Final
@@ -32,7 +32,7 @@ from .estimators import (
     check_cases,
     check_k,
     check_metric,
-    pass_k_table,
+    pass_k_tables,
 )
 from .intervals import check_confidence
 
@@ -91,14 +91,19 @@ def _check_suite_args(
 # --- computation ------------------------------------------------------------------------
 
 
-def _unknown_reason(k: int, n: IntArray) -> str:
+def _unknown_reasons(n: IntArray) -> Callable[[int], str]:
+    """multivon-eval's UNKNOWN text for a k above the fewest trials of these cases."""
     runs = int(n.min())
     where = "the shortest-run case (early_stop)" if (n != runs).any() else "each case"
-    return (
-        f"UNKNOWN — k={k} exceeds the {runs} trials of {where}; "
-        f"rerun with --runs >= {k} or pass k <= {runs}. "
-        f"multivon-eval does not extrapolate."
-    )
+
+    def reason(k: int) -> str:
+        return (
+            f"UNKNOWN — k={k} exceeds the {runs} trials of {where}; "
+            f"rerun with --runs >= {k} or pass k <= {runs}. "
+            f"multivon-eval does not extrapolate."
+        )
+
+    return reason
 
 
 def _upstream_estimate(n: int, c: int, k: int, metric: str) -> float:
@@ -155,73 +160,84 @@ def _suite_pass_k(
 _Suite = tuple[IntArray, IntArray, list[int], str]
 
 
-def _known_rows(
-    n: IntArray, c: IntArray, ks: list[int], metric: str
-) -> tuple[IntArray, FloatArray]:
-    """The ks the cases support (at most the fewest trials) and their per-case rows."""
-    runs = int(n.min())
-    known = np.array(sorted({k for k in ks if k <= runs}), dtype=np.int64)
-    if not known.size:
-        return known, np.empty((0, n.size))
-    rows = pass_k_table(n, c, int(known[-1]), metric)[known - 1]
-    return known, _match_upstream_ties(rows, known, n, c, metric)
-
-
 def _suites_pass_k(
     suites: Sequence[_Suite], confidence: float, n_boot: int, seed: int
 ) -> list[list[PassKResult]]:
-    """Every suite's results; the rows of suites with the same number of cases share one
+    """Every suite's results, computed a stack of suites at a time.
+
+    Suites with the same number of cases, metric and supported ks share one table of
+    per-case estimates (the arithmetic is elementwise, so each suite's rows are the ones it
+    would get alone), and the rows of all suites with the same number of cases share one
     bootstrap call (the resample draws depend only on that number and the seed, and each
-    row's interval only on its own values)."""
-    tables = [_known_rows(n, c, ks, metric) if n.size else None for n, c, ks, metric in suites]
-    by_cases: dict[int, list[int]] = {}
-    for i, table in enumerate(tables):
-        if table is not None and table[0].size:
-            by_cases.setdefault(suites[i][0].size, []).append(i)
-    intervals: dict[int, tuple[FloatArray, FloatArray, npt.NDArray[np.str_]]] = {}
-    for members in by_cases.values():
-        stacked = np.concatenate([tables[i][1] for i in members])  # type: ignore[index]
-        low, high, method = cluster_bootstrap_ci(stacked, confidence, n_boot, seed)
-        start = 0
-        for i in members:
-            stop = start + len(tables[i][1])  # type: ignore[index]
-            intervals[i] = (low[start:stop], high[start:stop], method[start:stop])
-            start = stop
-    return [
-        _results(suite, table, intervals.get(i))
-        for i, (suite, table) in enumerate(zip(suites, tables, strict=True))
-    ]
-
-
-def _results(
-    suite: _Suite,
-    table: tuple[IntArray, FloatArray] | None,
-    interval: tuple[FloatArray, FloatArray, npt.NDArray[np.str_]] | None,
-) -> list[PassKResult]:
-    n, _, ks, metric = suite
-    if table is None:
-        return [
-            PassKResult(k, metric, None, None, None, 0, 0, METHOD_UNKNOWN, NO_CASES_REASON)
-            for k in ks
-        ]
-    m, runs = n.size, int(n.min())
-    known, rows = table
-    estimates: dict[int, PassKResult] = {}
-    if interval is not None:
-        values = rows.mean(axis=1)
-        for k, v, lo, hi, how in zip(known, values, *interval, strict=True):
-            # the percentile interval of a skewed resample can miss the point estimate
-            estimates[int(k)] = PassKResult(
-                int(k), metric, float(v), float(min(lo, v)), float(max(hi, v)), m, runs, str(how)
-            )
-    return [
-        estimates[k]
-        if k in estimates
-        else PassKResult(
-            k, metric, None, None, None, m, runs, METHOD_UNKNOWN, _unknown_reason(k, n)
+    row's interval only on its own values). A load's reports are thousands of small
+    suites: per suite, numpy's fixed cost per call was most of the time.
+    """
+    results: list[list[PassKResult]] = [[] for _ in suites]
+    stacks: dict[tuple[int, str, tuple[int, ...]], list[int]] = {}
+    for i, (n, _, ks, metric) in enumerate(suites):
+        if not n.size:
+            results[i] = [
+                PassKResult(k, metric, None, None, None, 0, 0, METHOD_UNKNOWN, NO_CASES_REASON)
+                for k in ks
+            ]
+            continue
+        runs = int(n.min())
+        known = tuple(sorted({k for k in ks if k <= runs}))
+        stacks.setdefault((n.size, metric, known), []).append(i)
+    by_cases: dict[int, list[tuple[list[int], tuple[int, ...], FloatArray]]] = {}
+    for (m, metric, known), members in stacks.items():
+        rows = (
+            _stacked_rows([suites[i] for i in members], known, metric)
+            if known
+            else np.empty((0, m))
         )
-        for k in ks
-    ]
+        by_cases.setdefault(m, []).append((members, known, rows))
+    for m, stacked in by_cases.items():
+        rows = np.concatenate([rows for _, _, rows in stacked])
+        if rows.shape[0]:
+            low, high, method = cluster_bootstrap_ci(rows, confidence, n_boot, seed)
+            means = rows.mean(axis=1)
+            # the percentile interval of a skewed resample can miss the point estimate
+            columns: tuple[np.ndarray, ...] = (
+                means, np.minimum(low, means), np.maximum(high, means), method
+            )  # fmt: skip
+        else:  # no suite of this size supports any k asked for
+            columns = (np.empty(0),) * 4
+        estimates = zip(*(column.tolist() for column in columns), strict=True)
+        for members, known, _ in stacked:
+            for i in members:
+                n, _, ks, metric = suites[i]
+                runs = int(n.min())
+                mine = {
+                    k: PassKResult(k, metric, v, lo, hi, m, runs, how)
+                    for k, (v, lo, hi, how) in zip(known, estimates, strict=False)
+                }
+                if all(k in mine for k in ks):
+                    results[i] = [mine[k] for k in ks]
+                    continue
+                reason = _unknown_reasons(n)
+                results[i] = [
+                    mine.get(k)
+                    or PassKResult(k, metric, None, None, None, m, runs, METHOD_UNKNOWN, reason(k))
+                    for k in ks
+                ]
+    return results
+
+
+def _stacked_rows(suites: list[_Suite], known: tuple[int, ...], metric: str) -> FloatArray:
+    """The per-case rows of suites with one number of cases, at the ks they all support:
+    suite by suite, each suite's ks in order (shape (len(suites) * len(known), m))."""
+    n = np.stack([suite[0] for suite in suites])
+    c = np.stack([suite[1] for suite in suites])
+    ks = np.array(known, dtype=np.int64)
+    table = pass_k_tables(n, c, int(ks[-1]), metric)[ks - 1]  # (len(known), suites, m)
+    rows = np.ascontiguousarray(table.transpose(1, 0, 2)).reshape(-1, n.shape[1])
+    spread = rows.max(axis=1) - rows.min(axis=1)
+    nearly_flat = np.flatnonzero((spread > 0) & (spread <= _TIE_SPREAD))
+    for r in nearly_flat:  # rare: see _match_upstream_ties
+        s, j = divmod(int(r), ks.size)
+        rows[r] = _match_upstream_ties(rows[r : r + 1], ks[j : j + 1], n[s], c[s], metric)[0]
+    return rows
 
 
 def suites_pass_k(
