@@ -261,3 +261,18 @@ def test_gates_holding_cases_link_to_the_case_page(app: AppTest) -> None:
     key = parse_qs(urlparse(holding["case"].iloc[0]).query)["case"][0]
     at = open_case(app, suite="code-agent", case=key)
     assert at.selectbox(key="case_case").value == key
+
+
+def test_a_chart_spec_carries_its_rows_whatever_altairs_data_transformer(catalog: Any) -> None:
+    """The pages cache Vega-Lite specs (charts.vega_lite_spec). Streamlit swaps Altair's
+    global data transformer while it draws a chart on another thread; a spec made then
+    must still hold its own rows, not a reference to data only that draw knows."""
+    import altair as alt
+
+    table = release_table(catalog, summary.report_overview(catalog), SUITE, 5)
+    alt.data_transformers.register("elsewhere", lambda data: {"name": "not-here"})
+    with alt.data_transformers.enable("elsewhere"):
+        spec = charts.vega_lite_spec(charts.releases_chart(table, 5))
+    (rows,) = spec["datasets"].values()
+    assert sorted({r["release"] for r in rows}) == sorted(table["release"])
+    assert len(rows) == 2 * len(table)  # pass@k and pass^k of each release

@@ -123,3 +123,29 @@ def test_the_whole_history_stays_available(history: Path) -> None:
     refresh_catalog(con, history)
     overview = report_overview(con)
     assert len(release_table(con, overview, "support-chat", RUNS)) == RELEASES
+
+
+def test_releases_charts_draw_the_window_from_their_cached_specs(
+    at: AppTest, history: Path
+) -> None:
+    """The charts come from cached Vega-Lite specs with their rows inline (not Altair
+    objects Streamlit converts at each run): each release of the window is drawn, twice
+    (pass@k and pass^k), and a second run (a cache hit) draws the same chart."""
+    import pyarrow as pa
+
+    def drawn() -> list[list[str]]:
+        charts = at.get("vega_lite_chart")
+        assert len(charts) == 2, charts  # across releases; against k
+        datasets = [charts[0].proto.datasets, charts[1].proto.datasets]
+        assert all(len(d) == 1 for d in datasets)
+        rows = pa.ipc.open_stream(datasets[0][0].data.data).read_all().to_pylist()
+        return [sorted(r["release"] for r in rows), sorted({r["metric"] for r in rows})]
+
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    window = names(history)[-WINDOW:]
+    releases, metrics = drawn()
+    assert releases == sorted(window * 2)
+    assert metrics == ["pass@k", "pass^k"]
+    at.run()
+    assert drawn() == [releases, metrics]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -29,9 +29,6 @@ from dashboard.data.snapshot import ServedCatalog
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource, catalog_location, open_source
 from dashboard.render.formatting import md
-
-if TYPE_CHECKING:
-    import altair as alt
 
 ENV_REPORTS = "RELIDASH_REPORTS"
 ENV_ANON = "RELIDASH_ANON"
@@ -172,10 +169,11 @@ def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFr
     )
 
 
-# Charts of the cached frames, cached as Altair objects: building one took 30-50 ms of a
-# warm page's server time (Altair checks each part as it is made); a hit unpickles it in
-# under a millisecond. Streamlit still converts it to Vega-Lite at each run. Altair is
-# imported on a miss (0.24 s, once per server): a page without charts never needs it.
+# Charts of the cached frames, cached as Vega-Lite specs: building a chart took 30-50 ms
+# of a warm page's server time (Altair checks each part as it is made), and st.altair_chart
+# converted it again at every run (40-150 ms, a schema validation); a hit unpickles the
+# spec in under a millisecond. Altair is imported on a miss (0.24 s, once per server): a
+# page without charts never needs it.
 @st.cache_data(show_spinner=False, max_entries=128)
 def releases_chart(
     version: int,
@@ -183,17 +181,22 @@ def releases_chart(
     k: int,
     count_agent_errors: bool,
     window: tuple[str, str] | None = None,
-) -> alt.Chart:
+) -> dict[str, Any]:
+    """The Releases chart's Vega-Lite spec (st.vega_lite_chart draws it)."""
     from dashboard.render import charts
 
-    return charts.releases_chart(release_table(version, suite, k, count_agent_errors, window), k)
+    table = release_table(version, suite, k, count_agent_errors, window)
+    return charts.vega_lite_spec(charts.releases_chart(table, k))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def curve_chart(version: int, report_id: int, k_max: int, count_agent_errors: bool) -> alt.Chart:
+def curve_chart(
+    version: int, report_id: int, k_max: int, count_agent_errors: bool
+) -> dict[str, Any]:
     from dashboard.render import charts
 
-    return charts.curve_chart(passk_curve(version, report_id, k_max, count_agent_errors))
+    curve = passk_curve(version, report_id, k_max, count_agent_errors)
+    return charts.vega_lite_spec(charts.curve_chart(curve))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -204,12 +207,12 @@ def slice_chart(
     k: int,
     count_agent_errors: bool,
     window: tuple[str, str] | None = None,
-) -> alt.Chart:
+) -> dict[str, Any]:
     from dashboard.render import charts
 
     metrics = slice_metrics(version, suite, dim, k, count_agent_errors, window)
     order = list(suite_releases(version, suite)["release"])
-    return charts.slice_chart(metrics, order, k)
+    return charts.vega_lite_spec(charts.slice_chart(metrics, order, k))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)

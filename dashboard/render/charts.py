@@ -6,6 +6,8 @@ own `extent="ci"` is never used because it re-samples rows at random on every re
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
 
@@ -45,7 +47,7 @@ def releases_chart(table: pd.DataFrame, k: int) -> alt.Chart:
         alt.Tooltip("n_cases:Q", title="n (cases)"),
         alt.Tooltip("interval:N", title="interval"),
     ]
-    base = alt.Chart(long).encode(x=x, color=alt.Color("metric:N", scale=METRIC_COLORS))
+    base = alt.Chart(inline(long)).encode(x=x, color=alt.Color("metric:N", scale=METRIC_COLORS))
     band = base.mark_area(opacity=0.18).encode(
         y=alt.Y("ci_low:Q", axis=PERCENT, scale=alt.Scale(domain=[0, 1]), title=f"k = {k}"),
         y2="ci_high:Q",
@@ -72,7 +74,7 @@ def curve_chart(curve: pd.DataFrame) -> alt.Chart:
         alt.Tooltip("n_cases:Q", title="n (cases)"),
         alt.Tooltip("interval:N"),
     ]
-    base = alt.Chart(known).encode(
+    base = alt.Chart(inline(known)).encode(
         x=alt.X("k:Q", axis=alt.Axis(tickMinStep=1)),
         color=alt.Color("metric:N", scale=METRIC_COLORS),
     )
@@ -108,7 +110,7 @@ def slice_chart(frame: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
     )
     line = base.mark_line(point=True, color="#d1242f").encode(y="pass_hat_k:Q", tooltip=tooltip)
     return (
-        alt.layer(band, line, data=data)
+        alt.layer(band, line, data=inline(data))
         .properties(width=220, height=160)
         .facet(facet=alt.Facet("slice:N", title=None), columns=3)
     )
@@ -194,6 +196,24 @@ def calculator_chart(curves: pd.DataFrame) -> alt.Chart:
         )
     )
     return (band + lines).properties(height=300)
+
+
+def inline(frame: pd.DataFrame) -> alt.InlineData:
+    """A frame's rows as a chart's own data. A chart given a DataFrame is converted by
+    Altair's global data transformer, which Streamlit swaps while it draws a chart on
+    another thread; inline rows make vega_lite_spec the same on every thread."""
+    values = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    return alt.InlineData(values=values)
+
+
+def vega_lite_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    """The Vega-Lite spec st.vega_lite_chart draws the chart from (its data inline).
+
+    The pages cache specs, not charts: st.altair_chart converts a chart at every run,
+    validating it against the Vega-Lite schema (40-150 ms of the Releases page's run).
+    """
+    spec: dict[str, Any] = chart.to_dict()
+    return spec
 
 
 def _as_floats(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:

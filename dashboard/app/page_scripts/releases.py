@@ -46,13 +46,15 @@ st.caption(
 )
 
 st.subheader(f"pass@{k} and pass^{k} across releases")
-st.altair_chart(app_state.releases_chart(version, suite, k, count_errors, window), width="stretch")
+st.vega_lite_chart(
+    app_state.releases_chart(version, suite, k, count_errors, window), width="stretch"
+)
 
 st.subheader("pass^k against k for one release")
 release = linked_select("release", "Release", list(releases["release"]), page="releases")
 row = releases[releases["release"] == release].iloc[0]
 curve = app_state.passk_curve(version, int(row["report_id"]), k_max, count_errors)
-st.altair_chart(
+st.vega_lite_chart(
     app_state.curve_chart(version, int(row["report_id"]), k_max, count_errors), width="stretch"
 )
 unknown = curve[curve["value"].isna()]

@@ -89,7 +89,9 @@ else:
     )
 
 st.subheader(f"pass@{review.k} and pass^{review.k} across releases")
-st.altair_chart(app_state.releases_chart(version, suite, review.k, count_errors), width="stretch")
+st.vega_lite_chart(
+    app_state.releases_chart(version, suite, review.k, count_errors), width="stretch"
+)
 
 st.subheader("Load problems")
 problems = review_tables.problems_table(review)

@@ -33,7 +33,7 @@ st.subheader(f"pass^{k} per {dim} slice")
 if metrics.empty:
     st.info("No cases in this suite.")
     st.stop()
-st.altair_chart(
+st.vega_lite_chart(
     app_state.slice_chart(version, suite, dim, k, count_errors, window), width="content"
 )
 counts = metrics.pivot_table(
