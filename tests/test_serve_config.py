@@ -57,3 +57,5 @@ def test_serve_from_another_directory_carries_the_project_settings(tmp_path: Pat
     # path at each script run
     assert flags["--server.fileWatcherType"] == "none"
     assert flags["--server.runOnSave"] == "false"
+    # nor a full garbage collection after each script run, before its last messages go
+    assert flags["--runner.postScriptGC"] == "false"
