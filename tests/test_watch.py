@@ -42,12 +42,16 @@ def served_catalog(tmp_path: Path) -> ServedCatalog:
 
 
 @pytest.fixture
-def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def walks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The walks of this test's reports directory: 1 by a session (the main thread), 0 by
+    the background renewal. Other tests' served catalogs may still renew theirs."""
     calls: list[int] = []
     real = snapshot.directory_changed
+    mine = tmp_path / "reports"
 
     def counted(*args: Any) -> bool:
-        calls.append(1 if threading.current_thread() is threading.main_thread() else 0)
+        if args[1].local_root is not None and args[1].local_root.resolve() == mine.resolve():
+            calls.append(1 if threading.current_thread() is threading.main_thread() else 0)
         return real(*args)
 
     monkeypatch.setattr(snapshot, "directory_changed", counted)
