@@ -233,7 +233,16 @@ def test_suites_together_equal_each_alone(
 ) -> None:
     """A load's reports are computed as stacks of suites (by number of cases, metric and
     supported ks): each suite's results equal its own suite_pass_k, in its ks' order,
-    UNKNOWNs and reasons included."""
+    UNKNOWNs, reasons and values exactly; the interval bounds to a few ulps (the
+    bootstrap's matrix product sums in an order that depends on how many rows it holds:
+    0.2 came out as 0.20000000000000004 against 0.19999999999999998)."""
     args = [([n for n, _ in cases], [c for _, c in cases], ks, m) for cases, ks, m in suites]
     together = suites_pass_k(args, n_boot=120)
-    assert together == [suite_pass_k(*a, n_boot=120) for a in args]
+    alone = [suite_pass_k(*a, n_boot=120) for a in args]
+    assert [len(r) for r in together] == [len(r) for r in alone]
+    for got, want in zip(sum(together, []), sum(alone, []), strict=True):
+        assert dataclasses.replace(got, ci_low=None, ci_high=None) == dataclasses.replace(
+            want, ci_low=None, ci_high=None
+        )
+        for a, b in ((got.ci_low, want.ci_low), (got.ci_high, want.ci_high)):
+            assert (a is None and b is None) or abs(a - b) <= 1e-12, (got, want)

@@ -247,9 +247,11 @@ def suites_pass_k(
     n_boot: int = 2000,
     seed: int = 0,
 ) -> list[list[PassKResult]]:
-    """`suite_pass_k(n, c, ks, metric)` for each (n, c, ks, metric), with equal results,
-    at a fraction of the cost for many small suites (a catalog load's reports): one
-    bootstrap per distinct number of cases instead of one per suite."""
+    """`suite_pass_k(n, c, ks, metric)` for each (n, c, ks, metric), with equal results
+    (interval bounds to a few ulps: the bootstrap's matrix product sums in an order that
+    depends on how many rows it holds), at a fraction of the cost for many small suites
+    (a catalog load's reports): one bootstrap per distinct number of cases instead of one
+    per suite."""
     checked = [
         (*_check_suite_args(n, c, ks, metric, confidence, n_boot, seed), metric)
         for n, c, ks, metric in suites
