@@ -183,4 +183,4 @@ def pass_k_table(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int, metric: str) ->
     case's n, since a case cannot speak for more tries than it recorded.
     """
     n_arr, c_arr = check_cases(n, c)
-    return _table(n_arr, c_arr, check_k(k_max, "k_max"), check_metric(metric))
+    return pass_k_tables(n_arr, c_arr, k_max, metric)

@@ -91,9 +91,8 @@ def _check_suite_args(
 # --- computation ------------------------------------------------------------------------
 
 
-def _unknown_reasons(n: IntArray) -> Callable[[int], str]:
-    """multivon-eval's UNKNOWN text for a k above the fewest trials of these cases."""
-    runs = int(n.min())
+def _unknown_reasons(n: IntArray, runs: int) -> Callable[[int], str]:
+    """multivon-eval's UNKNOWN text for a k above `runs`, the fewest trials of these cases."""
     where = "the shortest-run case (early_stop)" if (n != runs).any() else "each case"
 
     def reason(k: int) -> str:
@@ -131,8 +130,7 @@ def _match_upstream_ties(
     has a spread far below _TIE_SPREAD; the rare rows under it are recomputed once per
     distinct (n, c) with upstream's arithmetic, which settles the branch as upstream does.
     """
-    spread = rows.max(axis=1) - rows.min(axis=1)
-    nearly_flat = np.flatnonzero((spread > 0) & (spread <= _TIE_SPREAD))
+    nearly_flat = _nearly_flat(rows)
     if nearly_flat.size == 0:
         return rows
     rows = rows.copy()
@@ -142,6 +140,12 @@ def _match_upstream_ties(
         exact = np.array([_upstream_estimate(int(a), int(b), k, metric) for a, b in pairs])
         rows[r] = exact[inverse.ravel()]
     return rows
+
+
+def _nearly_flat(rows: FloatArray) -> npt.NDArray[np.intp]:
+    """The rows whose values differ, but by no more than _TIE_SPREAD."""
+    spread = rows.max(axis=1) - rows.min(axis=1)
+    return np.flatnonzero((spread > 0) & (spread <= _TIE_SPREAD))
 
 
 def _suite_pass_k(
@@ -173,6 +177,7 @@ def _suites_pass_k(
     suites: per suite, numpy's fixed cost per call was most of the time.
     """
     results: list[list[PassKResult]] = [[] for _ in suites]
+    runs_of = [int(n.min()) if n.size else 0 for n, _, _, _ in suites]
     stacks: dict[tuple[int, str, tuple[int, ...]], list[int]] = {}
     for i, (n, _, ks, metric) in enumerate(suites):
         if not n.size:
@@ -181,8 +186,7 @@ def _suites_pass_k(
                 for k in ks
             ]
             continue
-        runs = int(n.min())
-        known = tuple(sorted({k for k in ks if k <= runs}))
+        known = tuple(sorted({k for k in ks if k <= runs_of[i]}))
         stacks.setdefault((n.size, metric, known), []).append(i)
     by_cases: dict[int, list[tuple[list[int], tuple[int, ...], FloatArray]]] = {}
     for (m, metric, known), members in stacks.items():
@@ -207,7 +211,7 @@ def _suites_pass_k(
         for members, known, _ in stacked:
             for i in members:
                 n, _, ks, metric = suites[i]
-                runs = int(n.min())
+                runs = runs_of[i]
                 mine = {
                     k: PassKResult(k, metric, v, lo, hi, m, runs, how)
                     for k, (v, lo, hi, how) in zip(known, estimates, strict=False)
@@ -215,7 +219,7 @@ def _suites_pass_k(
                 if all(k in mine for k in ks):
                     results[i] = [mine[k] for k in ks]
                     continue
-                reason = _unknown_reasons(n)
+                reason = _unknown_reasons(n, runs)
                 results[i] = [
                     mine.get(k)
                     or PassKResult(k, metric, None, None, None, m, runs, METHOD_UNKNOWN, reason(k))
@@ -232,9 +236,7 @@ def _stacked_rows(suites: list[_Suite], known: tuple[int, ...], metric: str) -> 
     ks = np.array(known, dtype=np.int64)
     table = pass_k_tables(n, c, int(ks[-1]), metric)[ks - 1]  # (len(known), suites, m)
     rows = np.ascontiguousarray(table.transpose(1, 0, 2)).reshape(-1, n.shape[1])
-    spread = rows.max(axis=1) - rows.min(axis=1)
-    nearly_flat = np.flatnonzero((spread > 0) & (spread <= _TIE_SPREAD))
-    for r in nearly_flat:  # rare: see _match_upstream_ties
+    for r in _nearly_flat(rows):  # rare: see _match_upstream_ties
         s, j = divmod(int(r), ks.size)
         rows[r] = _match_upstream_ties(rows[r : r + 1], ks[j : j + 1], n[s], c[s], metric)[0]
     return rows
