@@ -14,10 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.data.scan import (
+    BOUND_BLOCK,
     DEEP_NESTING,
     DIGEST_CHUNK,
     FAST_DIGEST,
+    _bracket_bound,
     _bracket_depth,
+    _scratch,
     file_digests,
     file_facts,
     scan_directory,
@@ -54,6 +57,21 @@ def test_bracket_depth_equals_counting_one_byte_at_a_time(data: bytes, cuts: lis
     assert (depth, deepest) == reference_depth(data)
 
 
+@settings(max_examples=300, deadline=None)
+@given(data=NEAR_BRACKETS, before=st.integers(0, 5), repeat=st.integers(1, 40))
+def test_bracket_bound_is_never_too_shallow_and_less_than_a_block_too_deep(
+    data: bytes, before: int, repeat: int
+) -> None:
+    data *= repeat  # up to 16,000 bytes: many blocks, and a last one cut short
+    end, deepest = reference_depth(data)
+    bound_end, bound = _bracket_bound(data, before, 0, _scratch())
+    assert bound_end == before + end
+    # (the reference starts at depth 0 and never reports below it)
+    assert before + deepest <= bound < max(before, before + deepest) + BOUND_BLOCK or (
+        not data and bound == 0
+    )
+
+
 def test_nesting_sign_at_the_limit_and_across_a_chunk_seam(tmp_path: Path) -> None:
     def nested(levels: int, pad: int) -> bytes:
         return (
@@ -61,6 +79,7 @@ def test_nesting_sign_at_the_limit_and_across_a_chunk_seam(tmp_path: Path) -> No
             + b" " * pad
             + b'", "x": '
             + b"[" * levels
+            + b"][" * 40  # at the deepest, a block's bound counts 40 opening brackets
             + b"]" * levels
             + b"}"
         )
@@ -69,6 +88,10 @@ def test_nesting_sign_at_the_limit_and_across_a_chunk_seam(tmp_path: Path) -> No
         (DEEP_NESTING - 1, 10, False),  # the object's own brace makes DEEP_NESTING
         (DEEP_NESTING, 10, True),
         (DEEP_NESTING, DIGEST_CHUNK - 150, True),  # the run of '[' straddles two reads
+        # a chunk of a MiB is bounded (numpy), the bound over the limit, then counted
+        (DEEP_NESTING - 1, DIGEST_CHUNK - 150, False),
+        (DEEP_NESTING - 1, DIGEST_CHUNK - 100_000, False),
+        (DEEP_NESTING, DIGEST_CHUNK - 100_000, True),
     ):
         path = tmp_path / f"n{levels}-{pad}.json"
         path.write_bytes(nested(levels, pad))
