@@ -37,7 +37,7 @@ def test_stream_writes_before_it_has_read_everything(
     """One batch in, its entries are out: a failure in the second batch comes after them."""
     monkeypatch.setattr(summary, "SUMMARY_BATCH", 2)
     con.execute("DELETE FROM report_records")  # every entry is built as it is streamed
-    built = summary.report_records
+    built = summary.report_entries
     calls = []
 
     def second_batch_fails(con: Any, rows: Any) -> Any:
@@ -46,7 +46,7 @@ def test_stream_writes_before_it_has_read_everything(
             raise RuntimeError("second batch")
         return built(con, rows)
 
-    monkeypatch.setattr(summary, "report_records", second_batch_fails)
+    monkeypatch.setattr(summary, "report_entries", second_batch_fails)
     pieces = summary.summary_stream(con, "file")
     got = [next(pieces), next(pieces), next(pieces)]
     assert got[0] == '{"reports": [' and json.loads(got[1])["file"]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from dashboard.analysis.estimates import (
+    MIN_K_MAX,
     count_or_none,
     k_max_for,
     number_or_none,
@@ -70,52 +71,121 @@ def report_records(
     # the rows' own reports only: a streamed summary asks a batch at a time, and reading
     # every report's metrics for each batch is what made memory grow with the files
     wanted = [row["report_id"] for row in overview]
+    metrics = _metric_cells(con, wanted)
+    lottery = _lottery_entries(con, wanted)
+    return [
+        {
+            **_entry_head(row),
+            **_cells_of(metrics, row),
+            "lottery": lottery.get(row["report_id"], []),
+        }
+        for row in overview
+    ]
+
+
+def report_entries(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]) -> list[str]:
+    """report_records' entries as the text json.dumps(entry, ensure_ascii=False) writes.
+
+    Their metric cells, most of each entry, are written by DuckDB (metric_cells.sql),
+    which writes a float as Python does: at 10,000 small reports, fetching the metric
+    rows into Python and dumping them was two thirds of the entries' time, all of it on
+    the main thread after the load. A report DuckDB cannot write exactly is dumped here.
+    """
+    wanted = [row["report_id"] for row in overview]
+    written = {
+        rid: (at_k, hat_k)
+        for rid, at_k, hat_k in con.execute(
+            load_query("metric_cells"),
+            {
+                "report_ids": wanted,
+                "min_k_max": MIN_K_MAX,
+                "at": METRIC_PASS_AT_K,
+                "hat": METRIC_PASS_HAT_K,
+            },
+        ).fetchall()
+    }
+    rest = _metric_cells(con, [rid for rid in wanted if rid not in written])
+    lottery = _lottery_entries(con, wanted)
+    entries = []
+    for row in overview:
+        rid = row["report_id"]
+        if rid not in written:
+            record = {**_entry_head(row), **_cells_of(rest, row), "lottery": lottery.get(rid, [])}
+            entries.append(json.dumps(record, ensure_ascii=False))
+            continue
+        # json.dumps of a dict is its items joined by ", " inside braces: the head's text
+        # without its closing brace, then the cells' and the lottery's items
+        head = json.dumps(_entry_head(row), ensure_ascii=False)
+        at_k, hat_k = written[rid]
+        entries.append(
+            f'{head[:-1]}, "pass_at_k": {at_k}, "pass_hat_k": {hat_k}, '
+            f'"lottery": {json.dumps(lottery.get(rid, []), ensure_ascii=False)}}}'
+        )
+    return entries
+
+
+def _metric_cells(
+    con: duckdb.DuckDBPyConnection, report_ids: list[int]
+) -> dict[tuple[int, str], dict[str, dict[str, Any]]]:
+    """Each (report, metric)'s cells by k, in k order, from the stored metrics."""
     metrics: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
+    if not report_ids:
+        return metrics
     for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
-        load_query("report_metrics"), {"report_ids": wanted}
+        load_query("report_metrics"), {"report_ids": report_ids}
     ).fetchall():
         metrics.setdefault((rid, metric), {})[str(k)] = _metric_cell(value, low, high, reason)
+    return metrics
+
+
+def _cells_of(
+    metrics: dict[tuple[int, str], dict[str, dict[str, Any]]], row: dict[str, Any]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """An entry's pass_at_k and pass_hat_k: its report's cells up to its k_max."""
+    rid, k_max = row["report_id"], k_max_for(row["runs_max"])
+    return {
+        key: {k: v for k, v in metrics.get((rid, metric), {}).items() if int(k) <= k_max}
+        for key, metric in (("pass_at_k", METRIC_PASS_AT_K), ("pass_hat_k", METRIC_PASS_HAT_K))
+    }
+
+
+def _lottery_entries(
+    con: duckdb.DuckDBPyConnection, report_ids: list[int]
+) -> dict[int, list[dict[str, Any]]]:
     lottery: dict[int, list[dict[str, Any]]] = {}
     for rid, _, _, case_id, text, passes, runs in con.execute(
-        load_query("lottery_cases"), {"report_ids": wanted}
+        load_query("lottery_cases"), {"report_ids": report_ids}
     ).fetchall():
         lottery.setdefault(rid, []).append(
             {"case_id": text_or_none(case_id), "input": text, "passes": passes, "runs": runs}
         )
-    records = []
-    for row in overview:
-        rid, k_max = row["report_id"], k_max_for(row["runs_max"])
-        cells = {
-            key: {k: v for k, v in metrics.get((rid, metric), {}).items() if int(k) <= k_max}
-            for key, metric in (("pass_at_k", METRIC_PASS_AT_K), ("pass_hat_k", METRIC_PASS_HAT_K))
-        }
-        records.append(
-            {
-                "file": row["file"],
-                "suite": row["suite"],
-                "release": row["release"],
-                "harness": row["harness"],
-                "format": row["format"],
-                "upgraded": bool(row["upgraded"]),
-                # an Inspect log that did not finish: its own status (else null)
-                "complete": bool(row["complete"]),
-                "log_status": row["log_status"],
-                "cases": {
-                    "total": int(row["cases_total"]),
-                    "evaluated": int(row["cases_evaluated"]),
-                    "errored": int(row["cases_errored"]),
-                    "skipped": int(row["cases_skipped"]),
-                    "excluded": int(row["cases_excluded"]),
-                },
-                "runs": {
-                    "min": count_or_none(row["runs_min"]),
-                    "max": count_or_none(row["runs_max"]),
-                },
-                **cells,
-                "lottery": lottery.get(rid, []),
-            }
-        )
-    return records
+    return lottery
+
+
+def _entry_head(row: dict[str, Any]) -> dict[str, Any]:
+    """An entry's fields before its metric cells."""
+    return {
+        "file": row["file"],
+        "suite": row["suite"],
+        "release": row["release"],
+        "harness": row["harness"],
+        "format": row["format"],
+        "upgraded": bool(row["upgraded"]),
+        # an Inspect log that did not finish: its own status (else null)
+        "complete": bool(row["complete"]),
+        "log_status": row["log_status"],
+        "cases": {
+            "total": int(row["cases_total"]),
+            "evaluated": int(row["cases_evaluated"]),
+            "errored": int(row["cases_errored"]),
+            "skipped": int(row["cases_skipped"]),
+            "excluded": int(row["cases_excluded"]),
+        },
+        "runs": {
+            "min": count_or_none(row["runs_min"]),
+            "max": count_or_none(row["runs_max"]),
+        },
+    }
 
 
 def latest_rows(overview: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -180,8 +250,8 @@ def summary_entries(
         entries = stored_records_for(con, [row["report_id"] for row in batch])
         missing = [row for row in batch if row["report_id"] not in entries]
         fresh = [
-            (row["report_id"], json.dumps(record, ensure_ascii=False))
-            for row, record in zip(missing, report_records(con, missing), strict=True)
+            (row["report_id"], text)
+            for row, text in zip(missing, report_entries(con, missing), strict=True)
         ]
         store_records(con, fresh)
         entries.update(fresh)
