@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -262,6 +263,14 @@ def open_path(page: Any, url: str) -> Any:
     return page
 
 
+def download_button(page: Any, name: str) -> Any:
+    """The button of the page's CSV download `name` (dashboard/app/widgets.py download):
+    by its key, which Streamlit writes into a class of its element, since a page may have
+    several buttons labelled "Download CSV" (the first in the DOM once was another's)."""
+    key = re.sub(r"[^a-zA-Z0-9_-]", "-", f"dl_{name}")
+    return page.locator(f".st-key-{key}").get_by_role("button", name="Download CSV")
+
+
 def assert_no_exception(page: Any) -> None:
     errors = page.locator('[data-testid="stException"]')
     assert errors.count() == 0, errors.all_inner_texts()
@@ -336,7 +345,7 @@ def test_csv_download(server: str, page: Any, summary_doc: dict[str, Any]) -> No
     open_path(page, f"{server}/releases?{urlencode({'suite': suite, 'k': 3})}")
     assert_no_exception(page)
     with page.expect_download() as info:
-        page.get_by_role("button", name="Download CSV").first.click()
+        download_button(page, f"releases-{suite}-k3").click()
     download = info.value
     assert download.suggested_filename == f"releases-{suite}-k3.csv"
     data = Path(download.path()).read_bytes()
