@@ -89,7 +89,8 @@ def report_entries(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, 
     Their metric cells, most of each entry, are written by DuckDB (metric_cells.sql),
     which writes a float as Python does: at 10,000 small reports, fetching the metric
     rows into Python and dumping them was two thirds of the entries' time, all of it on
-    the main thread after the load. A report DuckDB cannot write exactly is dumped here.
+    the main thread after the load. A report DuckDB cannot write exactly is report_records'
+    entry, dumped here.
     """
     wanted = [row["report_id"] for row in overview]
     written = {
@@ -104,14 +105,17 @@ def report_entries(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, 
             },
         ).fetchall()
     }
-    rest = _metric_cells(con, [rid for rid in wanted if rid not in written])
-    lottery = _lottery_entries(con, wanted)
+    rest = [row for row in overview if row["report_id"] not in written]
+    dumped = {
+        row["report_id"]: json.dumps(record, ensure_ascii=False)
+        for row, record in zip(rest, report_records(con, rest), strict=True)
+    }
+    lottery = _lottery_entries(con, list(written))
     entries = []
     for row in overview:
         rid = row["report_id"]
-        if rid not in written:
-            record = {**_entry_head(row), **_cells_of(rest, row), "lottery": lottery.get(rid, [])}
-            entries.append(json.dumps(record, ensure_ascii=False))
+        if rid in dumped:
+            entries.append(dumped[rid])
             continue
         # json.dumps of a dict is its items joined by ", " inside braces: the head's text
         # without its closing brace, then the cells' and the lottery's items
@@ -153,6 +157,8 @@ def _lottery_entries(
     con: duckdb.DuckDBPyConnection, report_ids: list[int]
 ) -> dict[int, list[dict[str, Any]]]:
     lottery: dict[int, list[dict[str, Any]]] = {}
+    if not report_ids:
+        return lottery
     for rid, _, _, case_id, text, passes, runs in con.execute(
         load_query("lottery_cases"), {"report_ids": report_ids}
     ).fetchall():

@@ -254,7 +254,7 @@ def _scratch() -> _Scratch:
     return _SCRATCH
 
 
-def _chunks(abspath: str, buffer: bytearray) -> Iterator[bytes | bytearray]:
+def _chunks(abspath: str | Path, buffer: bytearray) -> Iterator[bytes | bytearray]:
     """The file's bytes, DIGEST_CHUNK at a time: a full chunk is `buffer` itself,
     overwritten by the next one (copy what must be kept); a shorter one is bytes."""
     view = memoryview(buffer)
@@ -335,21 +335,19 @@ def _bracket_bound(
 def file_digests(path: str | Path) -> tuple[str, str]:
     """(file_facts' digest, SHA-256 in hex) of a file's bytes, in one read."""
     fast, sha256 = xxhash.xxh3_128(), hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(DIGEST_CHUNK):
-            fast.update(chunk)
-            sha256.update(chunk)
+    for chunk in _chunks(path, _scratch().chunk):
+        fast.update(chunk)
+        sha256.update(chunk)
     return FAST_DIGEST + fast.hexdigest(), sha256.hexdigest()
 
 
 def has_constant_literal(abspath: str) -> bool:
     """Whether the bytes NaN or Infinity occur in the file (a sign, not a verdict)."""
     tail = b""
-    with open(abspath, "rb") as handle:
-        while chunk := handle.read(DIGEST_CHUNK):
-            if _has_constant(tail + chunk[:8], chunk):
-                return True
-            tail = chunk[-8:]
+    for chunk in _chunks(abspath, _scratch().chunk):
+        if _has_constant(tail + chunk[:8], chunk):
+            return True
+        tail = bytes(chunk[-8:])
     return False
 
 
