@@ -8,9 +8,12 @@
 -- (a file holding more than one JSON value, or crafted to swallow its neighbour, cannot
 -- know the secret); any error or mismatch sends the batch to `stage_reports`, whose
 -- verdict and message stand.
+-- maybe_constants is NULL: the loader checked small files for NaN / Infinity before (a
+-- batch's large files, parsed strictly, join these rows with theirs: staging.py).
 -- $frame: the array file; $columns: REPORT_COLUMNS and the tag; $secret; $max_bytes.
 CREATE OR REPLACE TEMP TABLE stage AS
-SELECT s.* EXCLUDE ("relidash:report"), b.abspath AS filename
+SELECT s.* EXCLUDE ("relidash:report"), b.abspath AS filename,
+       CAST(NULL AS BOOLEAN) AS maybe_constants
 FROM read_json($frame, columns = $columns, format = 'array', records = true,
                maximum_object_size = $max_bytes) AS s
 LEFT JOIN batch_files AS b ON s."relidash:report" = $secret || CAST(b.report_id AS VARCHAR)

@@ -20,7 +20,7 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading, summary
-from dashboard.data import ingest, staging
+from dashboard.data import ingest, scan, staging
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.schema import REPORT_TABLES
 
@@ -28,11 +28,19 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9
 
 
-def catalog_tables(root: Path, *, framed: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Every table a load fills, sorted, and the summary document."""
+def catalog_tables(
+    root: Path, *, framed: bool, monkeypatch: pytest.MonkeyPatch, strict_small: bool = False
+) -> dict[str, Any]:
+    """Every table a load fills, sorted, and the summary document.
+
+    `strict_small`: the 0.19+ reports take the strict parse whatever their size, as large
+    ones do, so that a batch mixes them with framed small files (parse_strict_and_framed).
+    """
     with monkeypatch.context() as patch:
         if not framed:
             patch.setattr(ingest, "FRAMED_BELOW", 0)
+        if strict_small:
+            patch.setattr(ingest, "STRICT_MIN_BYTES", 0)
         con = open_catalog(MEMORY)
         try:
             loading.refresh_catalog(con, root)
@@ -183,3 +191,84 @@ def test_the_scratch_frame_is_gone_after_the_load(
     con.close()
     assert list(scratch.iterdir()) == []
     assert sorted(p.name for p in root.iterdir()) == sorted(p.name for p in fixture_reports()[:4])
+
+
+def _spy_on_parse_batch(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The readers parse_strict_and_framed falls back to, one entry per call."""
+    calls: list[str] = []
+    real = staging.parse_batch
+
+    def spy(con: Any, batch: Any, max_bytes: int, **kwargs: Any) -> None:
+        calls.append(kwargs.get("reader", "json"))
+        real(con, batch, max_bytes, **kwargs)
+
+    monkeypatch.setattr(staging, "parse_batch", spy)
+    return calls
+
+
+def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch holding strict-parsed and framed files stores both in one transaction,
+    with the rows DuckDB's reader gives each file on its own; nothing falls back."""
+    root = populate(tmp_path / "reports", fixture_reports())
+    old_mtimes(root)
+    strict = [p.name for p in fixture_reports() if scan.head_has_every_field(str(p))]
+    assert strict and len(strict) < len(fixture_reports())
+    fallbacks = _spy_on_parse_batch(monkeypatch)
+    mixed = catalog_tables(root, framed=True, monkeypatch=monkeypatch, strict_small=True)
+    assert fallbacks == [], "a good mixed batch fell back to parsing its parts apart"
+    alone = catalog_tables(root, framed=False, monkeypatch=monkeypatch)
+    assert len(mixed["reports"]) == len(fixture_reports())
+    assert mixed == alone
+
+
+def _wrong_type(good: bytes) -> bytes:
+    """A 0.20 report whose first case's runs is text: the strict parse refuses it."""
+    data = json.loads(good)
+    data["cases"][0]["runs"] = "three"
+    return json.dumps(data).encode()
+
+
+def _nan_score(good: bytes) -> bytes:
+    """A 0.20 report with a NaN score: the strict parse flags it, multivon-eval refuses it."""
+    data = json.loads(good)
+    data["cases"][0]["score"] = float("nan")
+    return json.dumps(data).encode()  # json.dumps writes NaN
+
+
+@pytest.mark.parametrize("bad", ["wrong-type", "nan", "framed-hostile"])
+def test_a_bad_file_in_a_mixed_batch_spares_both_readers_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    """A file either reader refuses (or flags) gets the verdict it gets alone, and every
+    other file of the batch, large or small, loads as it does alone."""
+    root = populate(tmp_path / "reports", fixture_reports())
+    large = next(p for p in fixture_reports() if scan.head_has_every_field(str(p)))
+    small = next(p for p in fixture_reports() if not scan.head_has_every_field(str(p)))
+    if bad == "wrong-type":
+        (root / "bad-large.json").write_bytes(_wrong_type(large.read_bytes()))
+    elif bad == "nan":
+        (root / "bad-large.json").write_bytes(_nan_score(large.read_bytes()))
+    else:
+        for name in ("opens-array.json", "zz-closes.json", "guessed-tag.json"):
+            (root / name).write_bytes(HOSTILE[name](small.read_bytes()))
+    old_mtimes(root)
+    fallbacks = _spy_on_parse_batch(monkeypatch)
+    mixed = catalog_tables(root, framed=True, monkeypatch=monkeypatch, strict_small=True)
+    if bad == "nan":  # flagged inside the batch's transaction, not refused by a reader
+        assert fallbacks == []
+    else:
+        # each part on its own, strict first (each call's own fallbacks come after it)
+        assert fallbacks[0] == "strict" and "framed" in fallbacks, fallbacks
+    # apart: the same files strict, the others read by the JSON reader (a strict-first
+    # file refused before parsing still has its report id, so the ids agree too)
+    apart = catalog_tables(root, framed=False, monkeypatch=monkeypatch, strict_small=True)
+    assert mixed == apart
+    refused = {p["file"] for p in mixed["summary"]["problems"] if p["scope"] == "file"}
+    if bad == "framed-hostile":
+        assert {"opens-array.json", "zz-closes.json"} <= refused
+    elif bad == "nan":
+        assert "bad-large.json" in refused
+    loaded = {r["file"] for r in mixed["summary"]["reports"]}
+    assert {p.name for p in fixture_reports()} <= loaded

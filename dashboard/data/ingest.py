@@ -51,6 +51,7 @@ from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.staging import (
     Frame,
     parse_batch,
+    parse_strict_and_framed,
     record_file,
     record_files,
     record_problems,
@@ -302,12 +303,16 @@ def _ingest(
             small = [p for p in parseable if p[0].path not in strict_first]
             framed = [p for p in small if p[0].path in texts]
             rest = [p for p in small if p[0].path not in texts]
-            if large:
-                parse_batch(con, large, max_bytes, reader="strict")
-            if framed and frame.write([(rid, texts[e.path]) for e, _, rid in framed]):
-                parse_batch(con, framed, max_bytes, reader="framed", frame=frame)
-            elif framed:
-                parse_batch(con, framed, max_bytes)
+            framed_ok = bool(framed) and frame.write([(rid, texts[e.path]) for e, _, rid in framed])
+            if large and framed_ok:  # one transaction for both
+                parse_strict_and_framed(con, large, framed, max_bytes, frame)
+            else:
+                if large:
+                    parse_batch(con, large, max_bytes, reader="strict")
+                if framed_ok:
+                    parse_batch(con, framed, max_bytes, reader="framed", frame=frame)
+                elif framed:
+                    parse_batch(con, framed, max_bytes)
             if rest:
                 parse_batch(con, rest, max_bytes)
             if logs:

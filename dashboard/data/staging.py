@@ -5,7 +5,8 @@ Three readers fill the temp table `stage` (queries/stage_reports*.sql): DuckDB's
 reader file by file, whose verdicts and messages stand; the strict transform, for large
 0.19+ reports; and, for small reports, the JSON reader over one framed array of the whole
 batch (Frame), which gives the same rows at a sixth of the cost. A batch that the strict
-or framed reader refuses is read again by the JSON reader.
+or framed reader refuses is read again by the JSON reader. A batch's large and small files
+are staged and stored in one transaction (parse_strict_and_framed).
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class FrameMismatch(Exception):
     """A framed batch's rows do not match its files one to one."""
 
 
+Group = tuple[str, list[tuple[FileEntry, str, int]]]  # (reader, files): see parse_batch
+
+
 def parse_batch(
     con: duckdb.DuckDBPyConnection,
     batch: list[tuple[FileEntry, str, int]],
@@ -95,67 +99,9 @@ def parse_batch(
     `frame`): the JSON reader over one file; a batch it refuses is read file by file.
     """
     strict = reader == "strict"
-    abspaths = [e.abspath for e, _, _ in batch]
-    parts: list[str] = []
     try:
-        if strict:  # before the transaction, whose snapshot must see the parts
-            parts = stage_strict_parts(con, abspaths)
-        con.execute("BEGIN TRANSACTION")
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
-            "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
-            "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
-            {
-                "paths": [e.path for e, _, _ in batch],
-                "abspaths": abspaths,
-                "ids": [rid for _, _, rid in batch],
-                "mtimes": [e.mtime_ns for e, _, _ in batch],
-            },
-        )
-        if strict:
-            con.execute(
-                "CREATE OR REPLACE TEMP TABLE stage AS "
-                + " UNION ALL ".join(f"SELECT * FROM {part}" for part in parts)  # allow-listed
-            )
-        elif reader == "framed" and frame is not None:
-            execute(
-                con,
-                "stage_reports_framed",
-                frame=str(frame.path),
-                columns={FRAME_TAG: "VARCHAR", **REPORT_COLUMNS},
-                secret=frame.secret.decode(),
-                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in batch), max_bytes),
-            )
-            matched = con.execute(
-                "SELECT count(*), count(DISTINCT filename) FROM stage"
-            ).fetchall()[0]
-            if matched != (len(batch), len(batch)):
-                raise FrameMismatch
-        else:
-            execute(
-                con,
-                "stage_reports",
-                files=abspaths,
-                columns=REPORT_COLUMNS,
-                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in batch), max_bytes),
-            )
-        rejected = _reject_non_reports(con)
-        if strict:
-            rejected |= _reject_constant_literals(con)
-        execute(con, "stage_cases")
-        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
-            execute(con, name)
-        record_files(
-            con, [(e, digest, None if e.path in rejected else rid) for e, digest, rid in batch]
-        )
-        con.execute(
-            "INSERT INTO problems SELECT r.file, 'case', format('case {} ({}): {}; left out of every metric', "
-            "c.case_idx, left(coalesce(c.case_id, c.input, ''), 60), c.excluded_reason) "
-            "FROM stage_cases c JOIN reports r USING (report_id) WHERE c.excluded_reason IS NOT NULL"
-        )
-        con.execute("COMMIT")
+        _stage_and_store(con, [(reader, batch)], max_bytes, frame)
     except (*DATA_ERRORS, FrameMismatch) as exc:
-        roll_back(con)
         if reader == "framed":
             parse_batch(con, batch, max_bytes)
             return
@@ -180,9 +126,105 @@ def parse_batch(
         middle = len(batch) // 2
         parse_batch(con, batch[:middle], max_bytes)
         parse_batch(con, batch[middle:], max_bytes)
+
+
+def parse_strict_and_framed(
+    con: duckdb.DuckDBPyConnection,
+    large: list[tuple[FileEntry, str, int]],
+    small: list[tuple[FileEntry, str, int]],
+    max_bytes: int,
+    frame: Frame,
+) -> None:
+    """A batch's large files (strict) and small ones (as written to `frame`) in one
+    transaction: the statements that flatten and store a batch cost tens of milliseconds
+    however few its files (most of it DuckDB planning them), and a batch of mixed sizes
+    paid it twice. If either reader refuses its part, each part is parsed on its own
+    (parse_batch), as if they had never met."""
+    try:
+        _stage_and_store(con, [("strict", large), ("framed", small)], max_bytes, frame)
+    except (*DATA_ERRORS, FrameMismatch):
+        parse_batch(con, large, max_bytes, reader="strict")
+        parse_batch(con, small, max_bytes, reader="framed", frame=frame)
+
+
+def _stage_and_store(
+    con: duckdb.DuckDBPyConnection,
+    groups: list[Group],
+    max_bytes: int,
+    frame: Frame | None,
+) -> None:
+    """Stage every group's files by its reader into `stage`, then flatten and store them
+    all, in one transaction. Rolled back on any error, which is raised."""
+    readers = dict(groups)
+    strict = readers.get("strict", [])
+    everything = [item for _, items in groups for item in items]
+    parts: list[str] = []
+    try:
+        if strict:  # before the transaction, whose snapshot must see the parts
+            parts = stage_strict_parts(con, [e.abspath for e, _, _ in strict])
+        con.execute("BEGIN TRANSACTION")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
+            "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
+            "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
+            {
+                "paths": [e.path for e, _, _ in everything],
+                "abspaths": [e.abspath for e, _, _ in everything],
+                "ids": [rid for _, _, rid in everything],
+                "mtimes": [e.mtime_ns for e, _, _ in everything],
+            },
+        )
+        if "framed" in readers and frame is not None:
+            small = readers["framed"]
+            execute(
+                con,
+                "stage_reports_framed",
+                frame=str(frame.path),
+                columns={FRAME_TAG: "VARCHAR", **REPORT_COLUMNS},
+                secret=frame.secret.decode(),
+                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in small), max_bytes),
+            )
+            matched = con.execute(
+                "SELECT count(*), count(DISTINCT filename) FROM stage"
+            ).fetchall()[0]
+            if matched != (len(small), len(small)):
+                raise FrameMismatch
+        elif "json" in readers:
+            files = readers["json"]
+            execute(
+                con,
+                "stage_reports",
+                files=[e.abspath for e, _, _ in files],
+                columns=REPORT_COLUMNS,
+                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in files), max_bytes),
+            )
+        if parts:
+            union = " UNION ALL ".join(f"SELECT * FROM {part}" for part in parts)  # allow-listed
+            if len(readers) == 1:
+                con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS {union}")
+            else:  # the framed rows' maybe_constants is NULL: they were checked before
+                con.execute(f"INSERT INTO stage BY NAME {union}")
+        rejected = _reject_non_reports(con)
+        if strict:
+            rejected |= _reject_constant_literals(con)
+        execute(con, "stage_cases")
+        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
+            execute(con, name)
+        record_files(
+            con,
+            [(e, digest, None if e.path in rejected else rid) for e, digest, rid in everything],
+        )
+        con.execute(
+            "INSERT INTO problems SELECT r.file, 'case', format('case {} ({}): {}; left out of every metric', "
+            "c.case_idx, left(coalesce(c.case_id, c.input, ''), 60), c.excluded_reason) "
+            "FROM stage_cases c JOIN reports r USING (report_id) WHERE c.excluded_reason IS NOT NULL"
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        roll_back(con)
+        raise
     finally:
-        # the staged rows are in `stage` now, or refused; after an error that is not the
-        # files' (the transaction still open), the next batch replaces them instead
+        # the staged rows are in `stage` now, or refused
         with contextlib.suppress(duckdb.Error):
             for part in parts:
                 con.execute(f"DROP TABLE IF EXISTS {part}")  # allow-listed
