@@ -29,14 +29,23 @@ OLD_NS = 1_600_000_000 * 10**9
 
 
 def catalog_tables(
-    root: Path, *, framed: bool, monkeypatch: pytest.MonkeyPatch, strict_small: bool = False
+    root: Path,
+    *,
+    framed: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    strict_small: bool = False,
+    batch_files: int | None = None,
 ) -> dict[str, Any]:
     """Every table a load fills, sorted, and the summary document.
 
     `strict_small`: the 0.19+ reports take the strict parse whatever their size, as large
     ones do, so that a batch mixes them with framed small files (parse_strict_and_framed).
+    `batch_files`: at most this many files a batch, so that many batches' strict parses
+    are begun while the batch before is stored (StrictStager).
     """
     with monkeypatch.context() as patch:
+        if batch_files:
+            patch.setattr(ingest, "BATCH_FILES", batch_files)
         if not framed:
             patch.setattr(ingest, "FRAMED_BELOW", 0)
         if strict_small:
@@ -206,21 +215,51 @@ def _spy_on_parse_batch(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
+@pytest.mark.parametrize("batch_files", [None, 3])
 def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_files: int | None
 ) -> None:
     """A batch holding strict-parsed and framed files stores both in one transaction,
-    with the rows DuckDB's reader gives each file on its own; nothing falls back."""
-    root = populate(tmp_path / "reports", fixture_reports())
+    with the rows DuckDB's reader gives each file on its own; nothing falls back. In
+    batches of 3, each batch's strict parse is begun ahead and none is parsed again."""
+    root = tmp_path / "reports"
+    root.mkdir()
+    for copy in range(3):  # large and small files in turn, through many batches
+        for source in fixture_reports():
+            shutil.copyfile(source, root / f"{copy}-{source.name}")
     old_mtimes(root)
-    strict = [p.name for p in fixture_reports() if scan.head_has_every_field(str(p))]
-    assert strict and len(strict) < len(fixture_reports())
+    strict = [p.name for p in root.iterdir() if scan.head_has_every_field(str(p))]
+    assert len(strict) >= 6 and len(strict) < len(list(root.iterdir()))
     fallbacks = _spy_on_parse_batch(monkeypatch)
-    mixed = catalog_tables(root, framed=True, monkeypatch=monkeypatch, strict_small=True)
+    begun: list[list[str]] = []
+    real_start = staging.StrictStager.start
+
+    def start(self: staging.StrictStager, abspaths: list[str]) -> Any:
+        begun.append(abspaths)
+        return real_start(self, abspaths)
+
+    monkeypatch.setattr(staging.StrictStager, "start", start)
+    monkeypatch.setattr(staging, "stage_strict_parts", _refuse_to_parse_now(monkeypatch))
+    mixed = catalog_tables(
+        root, framed=True, monkeypatch=monkeypatch, strict_small=True, batch_files=batch_files
+    )
     assert fallbacks == [], "a good mixed batch fell back to parsing its parts apart"
+    assert sorted(Path(a).name for files in begun for a in files) == sorted(strict)
     alone = catalog_tables(root, framed=False, monkeypatch=monkeypatch)
-    assert len(mixed["reports"]) == len(fixture_reports())
+    assert len(mixed["reports"]) == 3 * len(fixture_reports())
     assert mixed == alone
+
+
+def _refuse_to_parse_now(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """stage_strict_parts that fails when called without the stager's cursors: a batch
+    whose strict parse was begun ahead must not be parsed again in the store."""
+    real = staging.stage_strict_parts
+
+    def parts(con: Any, abspaths: list[str], *args: Any) -> list[str]:
+        assert len(args) == 2, "a strict parse ran in the store instead of ahead"
+        return real(con, abspaths, *args)
+
+    return parts
 
 
 def _wrong_type(good: bytes) -> bytes:
@@ -237,9 +276,10 @@ def _nan_score(good: bytes) -> bytes:
     return json.dumps(data).encode()  # json.dumps writes NaN
 
 
+@pytest.mark.parametrize("batch_files", [None, 3])
 @pytest.mark.parametrize("bad", ["wrong-type", "nan", "framed-hostile"])
 def test_a_bad_file_in_a_mixed_batch_spares_both_readers_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str, batch_files: int | None
 ) -> None:
     """A file either reader refuses (or flags) gets the verdict it gets alone, and every
     other file of the batch, large or small, loads as it does alone."""
@@ -255,14 +295,18 @@ def test_a_bad_file_in_a_mixed_batch_spares_both_readers_files(
             (root / name).write_bytes(HOSTILE[name](small.read_bytes()))
     old_mtimes(root)
     fallbacks = _spy_on_parse_batch(monkeypatch)
-    mixed = catalog_tables(root, framed=True, monkeypatch=monkeypatch, strict_small=True)
+    mixed = catalog_tables(
+        root, framed=True, monkeypatch=monkeypatch, strict_small=True, batch_files=batch_files
+    )
     if bad == "nan":  # flagged inside the batch's transaction, not refused by a reader
         assert fallbacks == []
+    elif batch_files:  # the refused part's batch falls back; which readers it holds varies
+        assert fallbacks
     else:
         # each part on its own, strict first (each call's own fallbacks come after it)
         assert fallbacks[0] == "strict" and "framed" in fallbacks, fallbacks
-    # apart: the same files strict, the others read by the JSON reader (a strict-first
-    # file refused before parsing still has its report id, so the ids agree too)
+    # apart: the same files strict, the others read by the JSON reader, in one batch (a
+    # strict-first file refused before parsing still has its report id: the ids agree)
     apart = catalog_tables(root, framed=False, monkeypatch=monkeypatch, strict_small=True)
     assert mixed == apart
     refused = {p["file"] for p in mixed["summary"]["problems"] if p["scope"] == "file"}

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -50,6 +50,7 @@ from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.staging import (
     Frame,
+    StrictStager,
     parse_batch,
     parse_strict_and_framed,
     record_file,
@@ -264,11 +265,68 @@ def _ingest(
             yield entry, facts
 
     next_id = first_new_id
+
+    def prepare(batch: list[tuple[FileEntry, FileFacts]], stager: StrictStager) -> _Prepared:
+        """Judge a batch's files, give the parseable ones their ids, begin its strict parse."""
+        nonlocal next_id, touched_suites
+        touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
+        prepared = _Prepared(len(batch))
+        for entry, facts in batch:
+            if harness_of(entry.path, facts.leading) == INSPECT:
+                prepared.logs.append((entry, facts.digest, next_id))
+                next_id += 1
+                continue
+            reason = precheck_file(entry, max_bytes, facts.data)
+            if not reason and (facts.maybe_constants or facts.maybe_deep):
+                reason = strict_json_problem(entry.abspath)
+            if reason:
+                record_file(con, entry, facts.digest, None)
+                record_problems(con, [(entry.path, "file", reason)])
+                continue
+            item = (entry, facts.digest, next_id)
+            next_id += 1
+            if entry.path in strict_first:
+                prepared.large.append(item)
+            elif facts.data is not None:
+                prepared.framed.append(item)
+                prepared.texts[entry.path] = facts.data
+            else:
+                prepared.rest.append(item)
+        if prepared.large:
+            prepared.staged = stager.start([e.abspath for e, _, _ in prepared.large])
+        return prepared
+
+    def store(prepared: _Prepared) -> None:
+        """Parse what the batch's readers have not, and store the batch."""
+        large, framed, texts = prepared.large, prepared.framed, prepared.texts
+        framed_ok = bool(framed) and frame.write([(rid, texts[e.path]) for e, _, rid in framed])
+        if large and framed_ok:  # one transaction for both
+            parse_strict_and_framed(con, large, framed, max_bytes, frame, prepared.staged)
+        else:
+            if large:
+                parse_batch(con, large, max_bytes, reader="strict", staged=prepared.staged)
+            if framed_ok:
+                parse_batch(con, framed, max_bytes, reader="framed", frame=frame)
+            elif framed:
+                parse_batch(con, framed, max_bytes)
+        if prepared.rest:
+            parse_batch(con, prepared.rest, max_bytes)
+        if prepared.logs:
+            _load_inspect_batch(con, prepared.logs, settings, max_bytes)
+        parsed = sorted(rid for _, _, rid in large + framed + prepared.rest)  # file order
+        if on_batch and (parsed or prepared.logs):
+            on_batch(parsed + [report_id for _, _, report_id in prepared.logs])
+        counts["parsed"] += prepared.files
+        if progress:
+            progress(counts["looked"], total)
+
     # Digests and warning signs are computed ahead in a worker thread, so the Python pass
-    # over the bytes overlaps DuckDB's parse (which releases the GIL).
+    # over the bytes overlaps DuckDB's parse (which releases the GIL); each batch is
+    # prepared, and its strict parse begun, before the batch ahead of it is stored.
     with (
         ThreadPoolExecutor(max_workers=1) as pool,
         tempfile.TemporaryDirectory(prefix="relidash-load-", dir=_memory_backed_tmp()) as scratch,
+        StrictStager(con) as stager,
     ):
         frame = Frame(Path(scratch) / "batch.json")
         strict_first = {
@@ -278,50 +336,14 @@ def _ingest(
         }
         # Those leave NaN / Infinity to the strict parse (a tenth of the cost there).
         facts_ahead = _facts_ahead(pool, candidates, strict_first)
+        ahead: _Prepared | None = None
         for batch in _batches(changed_files(facts_ahead)):
-            touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
-            parseable: list[tuple[FileEntry, str, int]] = []
-            logs: list[tuple[FileEntry, str, int]] = []
-            texts: dict[str, bytes] = {}
-            for entry, facts in batch:
-                if harness_of(entry.path, facts.leading) == INSPECT:
-                    logs.append((entry, facts.digest, next_id))
-                    next_id += 1
-                    continue
-                reason = precheck_file(entry, max_bytes, facts.data)
-                if not reason and (facts.maybe_constants or facts.maybe_deep):
-                    reason = strict_json_problem(entry.abspath)
-                if reason:
-                    record_file(con, entry, facts.digest, None)
-                    record_problems(con, [(entry.path, "file", reason)])
-                else:
-                    parseable.append((entry, facts.digest, next_id))
-                    next_id += 1
-                    if facts.data is not None:
-                        texts[entry.path] = facts.data
-            large = [p for p in parseable if p[0].path in strict_first]
-            small = [p for p in parseable if p[0].path not in strict_first]
-            framed = [p for p in small if p[0].path in texts]
-            rest = [p for p in small if p[0].path not in texts]
-            framed_ok = bool(framed) and frame.write([(rid, texts[e.path]) for e, _, rid in framed])
-            if large and framed_ok:  # one transaction for both
-                parse_strict_and_framed(con, large, framed, max_bytes, frame)
-            else:
-                if large:
-                    parse_batch(con, large, max_bytes, reader="strict")
-                if framed_ok:
-                    parse_batch(con, framed, max_bytes, reader="framed", frame=frame)
-                elif framed:
-                    parse_batch(con, framed, max_bytes)
-            if rest:
-                parse_batch(con, rest, max_bytes)
-            if logs:
-                _load_inspect_batch(con, logs, settings, max_bytes)
-            if on_batch and (parseable or logs):
-                on_batch([report_id for _, _, report_id in parseable + logs])
-            counts["parsed"] += len(batch)
-            if progress:
-                progress(counts["looked"], total)
+            prepared = prepare(batch, stager)
+            if ahead is not None:
+                store(ahead)
+            ahead = prepared
+        if ahead is not None:
+            store(ahead)
     if progress and total:
         progress(total, total)
     touched = counts["touched"]
@@ -378,6 +400,19 @@ def _ingest(
         problems=n_problems,
         seconds=time.perf_counter() - started,
     )
+
+
+@dataclass
+class _Prepared:
+    """A batch judged and given its report ids, waiting to be stored: its files by reader."""
+
+    files: int  # the batch's files, parseable or not
+    large: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # strict first
+    framed: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # bytes in `texts`
+    rest: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # the JSON reader's
+    logs: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # Inspect logs
+    texts: dict[str, bytes] = field(default_factory=dict)
+    staged: Future[list[str]] | None = None  # the strict parse of `large`, begun
 
 
 def _store_parts(

@@ -15,7 +15,7 @@ import codecs
 import contextlib
 import re
 import secrets
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -90,6 +90,7 @@ def parse_batch(
     *,
     reader: str = "json",
     frame: Frame | None = None,
+    staged: Future[list[str]] | None = None,
 ) -> None:
     """Parse a batch in one statement; split it to find the files DuckDB rejects.
 
@@ -97,10 +98,11 @@ def parse_batch(
     for large files: a batch it refuses is tried file by file, and a file it refuses alone
     is read by the JSON reader. "framed", for small files (the batch as written to
     `frame`): the JSON reader over one file; a batch it refuses is read file by file.
+    `staged`: the strict parse of the batch, begun by a StrictStager.
     """
     strict = reader == "strict"
     try:
-        _stage_and_store(con, [(reader, batch)], max_bytes, frame)
+        _stage_and_store(con, [(reader, batch)], max_bytes, frame, staged)
     except (*DATA_ERRORS, FrameMismatch) as exc:
         if reader == "framed":
             parse_batch(con, batch, max_bytes)
@@ -134,6 +136,7 @@ def parse_strict_and_framed(
     small: list[tuple[FileEntry, str, int]],
     max_bytes: int,
     frame: Frame,
+    staged: Future[list[str]] | None = None,
 ) -> None:
     """A batch's large files (strict) and small ones (as written to `frame`) in one
     transaction: the statements that flatten and store a batch cost tens of milliseconds
@@ -141,7 +144,7 @@ def parse_strict_and_framed(
     paid it twice. If either reader refuses its part, each part is parsed on its own
     (parse_batch), as if they had never met."""
     try:
-        _stage_and_store(con, [("strict", large), ("framed", small)], max_bytes, frame)
+        _stage_and_store(con, [("strict", large), ("framed", small)], max_bytes, frame, staged)
     except (*DATA_ERRORS, FrameMismatch):
         parse_batch(con, large, max_bytes, reader="strict")
         parse_batch(con, small, max_bytes, reader="framed", frame=frame)
@@ -152,16 +155,19 @@ def _stage_and_store(
     groups: list[Group],
     max_bytes: int,
     frame: Frame | None,
+    staged: Future[list[str]] | None = None,
 ) -> None:
     """Stage every group's files by its reader into `stage`, then flatten and store them
-    all, in one transaction. Rolled back on any error, which is raised."""
+    all, in one transaction. Rolled back on any error, which is raised. `staged`: the
+    strict group's parts, being parsed already."""
     readers = dict(groups)
     strict = readers.get("strict", [])
     everything = [item for _, items in groups for item in items]
     parts: list[str] = []
     try:
         if strict:  # before the transaction, whose snapshot must see the parts
-            parts = stage_strict_parts(con, [e.abspath for e, _, _ in strict])
+            abspaths = [e.abspath for e, _, _ in strict]
+            parts = staged.result() if staged else stage_strict_parts(con, abspaths)
         con.execute("BEGIN TRANSACTION")
         con.execute(
             "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
@@ -236,46 +242,99 @@ STAGE_DATABASE = "relidash_stage"
 STAGE_PARTS = tuple(f"{STAGE_DATABASE}.part_{i}" for i in range(2))
 
 
-def stage_strict_parts(con: duckdb.DuckDBPyConnection, abspaths: list[str]) -> list[str]:
-    """stage_reports_strict's rows of these files, in up to len(STAGE_PARTS) tables.
+def stage_strict_parts(
+    con: duckdb.DuckDBPyConnection,
+    abspaths: list[str],
+    names: tuple[str, ...] = STAGE_PARTS,
+    cursors: list[duckdb.DuckDBPyConnection] | None = None,
+) -> list[str]:
+    """stage_reports_strict's rows of these files, in up to len(names) tables.
 
     DuckDB reads a read_text statement's files on one thread, so the strict parse of a
     batch of large files is split between statements run at once, each on its own cursor
-    (DuckDB releases the GIL). With a core to spare, half the time: 180 large reports
-    took 0.89 s in one statement, 0.42 s in two. In a cold load of 2,000 reports the other
-    core is mostly busy (digests, metrics), and the load gained 0.2-0.3 s. Each part
-    commits on its own, so the caller's transaction must begin after this returns.
-    Raises what DuckDB raises for a part (the first part's error first).
+    (DuckDB releases the GIL): `cursors`, one per name, or new ones. With a core to spare,
+    half the time: 180 large reports took 0.89 s in one statement, 0.42 s in two. Each
+    part commits on its own, so the caller's transaction must begin after this returns.
+    Raises what DuckDB raises for a part (the first part's error first). With `cursors`
+    (a StrictStager's, which attached the database), `con` itself is not used: it may be
+    busy in another thread.
     """
-    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")
+    if not cursors:
+        con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")
     query = load_query("stage_reports_strict")
-    count = min(len(STAGE_PARTS), len(abspaths))
+    count = min(len(names), len(abspaths))
     # every other file to each part: a batch's large files are of similar sizes
-    work = [(STAGE_PARTS[i], abspaths[i::count]) for i in range(count)]
+    work = [(names[i], abspaths[i::count]) for i in range(count)]
 
-    def stage(part: str, files: list[str]) -> None:
-        cursor = con.cursor()
+    def stage(i: int) -> None:
+        part, files = work[i]
+        cursor = cursors[i] if cursors else con.cursor()
         try:
             cursor.execute(
                 f"CREATE OR REPLACE TABLE {part} AS {query}",  # allow-listed name
                 {"files": files, "structure": REPORT_STRUCTURE},
             )
         finally:
-            cursor.close()
+            if not cursors:
+                cursor.close()
 
     if count == 1:
-        stage(*work[0])
-        return [STAGE_PARTS[0]]
+        stage(0)
+        return [names[0]]
     with ThreadPoolExecutor(max_workers=count - 1) as pool:
-        others = [pool.submit(stage, part, files) for part, files in work[1:]]
+        others = [pool.submit(stage, i) for i in range(1, count)]
         try:
-            stage(*work[0])
+            stage(0)
         finally:
             errors = [future.exception() for future in others]
     for error in errors:
         if error is not None:
             raise error
     return [part for part, _ in work]
+
+
+class StrictStager:
+    """Parses a batch's large files (stage_strict_parts) in the background, so that the
+    next batch's parse runs while the one before it is stored: storing is mostly
+    one-threaded statements, and a cold load of large reports left a core a third idle.
+
+    One batch parses at a time, on cursors of its own, into one of two sets of tables
+    taken in turn: a batch's parts stay in place while the next one's are written, until
+    its own store drops them. The caller's transaction begins after the future is done.
+    """
+
+    SLOTS = tuple(
+        tuple(f"{STAGE_DATABASE}.ahead_{slot}_{i}" for i in range(len(STAGE_PARTS)))
+        for slot in range(2)
+    )
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")
+        self.cursors = [con.cursor() for _ in STAGE_PARTS]  # from this thread: see close
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-strict")
+        self.turn = 0
+
+    def start(self, abspaths: list[str]) -> Future[list[str]]:
+        names = self.SLOTS[self.turn]
+        self.turn = 1 - self.turn
+        return self.pool.submit(stage_strict_parts, self.con, abspaths, names, self.cursors)
+
+    def __enter__(self) -> StrictStager:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is not None:  # stopped midway (Ctrl-C, a bug): do not wait out a parse
+            for cursor in self.cursors:
+                with contextlib.suppress(duckdb.Error):
+                    cursor.interrupt()
+        self.pool.shutdown(wait=True, cancel_futures=kind is not None)
+        for cursor in self.cursors:
+            cursor.close()
+        with contextlib.suppress(duckdb.Error):
+            for slot in self.SLOTS:
+                for part in slot:
+                    self.con.execute(f"DROP TABLE IF EXISTS {part}")  # allow-listed
 
 
 def reader_buffer_bytes(largest: int, limit: int) -> int:
