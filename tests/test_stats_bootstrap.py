@@ -147,3 +147,33 @@ def test_matches_upstream_loop(rows, confidence: float, n_boot: int, seed: int) 
         assert abs(low[r] - want[0]) <= 1e-12 and abs(high[r] - want[1]) <= 1e-12
         assert method[r] == (METHOD_WILSON if min(row) == max(row) else METHOD_BOOTSTRAP)
         assert 0.0 <= low[r] <= high[r] <= 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.integers(1, 6),
+    size=st.integers(1, 300),
+    distinct=st.integers(1, 12),
+    confidence=st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99, 0.999]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_percentiles_equal_those_of_the_sorted_means(
+    rows: int, size: int, distinct: int, confidence: float, seed: int
+) -> None:
+    """The order statistics the interval is read from, found by partitions, are those of
+    the fully sorted rows, to the bit: with many equal values (as resampled means have)
+    and with sizes small enough that the ranks meet."""
+    from dashboard.stats.bootstrap import _percentiles
+
+    rng = np.random.default_rng(seed)
+    means = rng.integers(0, distinct, size=(rows, size)) / distinct
+    ordered = np.sort(means, axis=1)
+    alpha = 1 - confidence
+    expected = []
+    for q in (alpha / 2, 1 - alpha / 2):
+        idx = q * (size - 1)
+        lo = int(idx)
+        hi, frac = min(lo + 1, size - 1), idx - lo
+        expected.append(ordered[:, lo] * (1 - frac) + ordered[:, hi] * frac)
+    low, high = _percentiles(means.copy(), confidence)
+    assert np.array_equal(low, expected[0]) and np.array_equal(high, expected[1])
