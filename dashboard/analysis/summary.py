@@ -92,6 +92,8 @@ def report_entries(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, 
     the main thread after the load. A report DuckDB cannot write exactly is report_records'
     entry, dumped here.
     """
+    if not overview:  # every entry of the batch was stored: not even an empty query
+        return []
     wanted = [row["report_id"] for row in overview]
     written = {
         rid: (at_k, hat_k)
