@@ -40,11 +40,11 @@ def test_stream_writes_before_it_has_read_everything(
     built = summary.report_entries
     calls = []
 
-    def second_batch_fails(con: Any, rows: Any) -> Any:
+    def second_batch_fails(con: Any, rows: Any, *cells: Any) -> Any:
         calls.append(len(rows))
         if len(calls) == 2:
             raise RuntimeError("second batch")
-        return built(con, rows)
+        return built(con, rows, *cells)
 
     monkeypatch.setattr(summary, "report_entries", second_batch_fails)
     pieces = summary.summary_stream(con, "file")

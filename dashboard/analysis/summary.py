@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -83,36 +84,31 @@ def report_records(
     ]
 
 
-def report_entries(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]) -> list[str]:
+# A batch's metric cells as DuckDB wrote them, by report id, and its lottery entries.
+EntryCells = tuple[dict[int, tuple[str, str]], dict[int, list[dict[str, Any]]]]
+
+
+def report_entries(
+    con: duckdb.DuckDBPyConnection,
+    overview: Sequence[dict[str, Any]],
+    cells: EntryCells | None = None,
+) -> list[str]:
     """report_records' entries as the text json.dumps(entry, ensure_ascii=False) writes.
 
-    Their metric cells, most of each entry, are written by DuckDB (metric_cells.sql),
-    which writes a float as Python does: at 10,000 small reports, fetching the metric
-    rows into Python and dumping them was two thirds of the entries' time, all of it on
-    the main thread after the load. A report DuckDB cannot write exactly is report_records'
-    entry, dumped here.
+    Their metric cells, most of each entry, are written by DuckDB (entry_cells, or
+    `cells` read by it already), which writes a float as Python does: at 10,000 small
+    reports, fetching the metric rows into Python and dumping them was two thirds of the
+    entries' time, all of it on the main thread after the load. A report DuckDB cannot
+    write exactly is report_records' entry, dumped here.
     """
     if not overview:  # every entry of the batch was stored: not even an empty query
         return []
-    wanted = [row["report_id"] for row in overview]
-    written = {
-        rid: (at_k, hat_k)
-        for rid, at_k, hat_k in con.execute(
-            load_query("metric_cells"),
-            {
-                "report_ids": wanted,
-                "min_k_max": MIN_K_MAX,
-                "at": METRIC_PASS_AT_K,
-                "hat": METRIC_PASS_HAT_K,
-            },
-        ).fetchall()
-    }
+    written, lottery = cells if cells is not None else entry_cells(con, overview)
     rest = [row for row in overview if row["report_id"] not in written]
     dumped = {
         row["report_id"]: json.dumps(record, ensure_ascii=False)
         for row, record in zip(rest, report_records(con, rest), strict=True)
     }
-    lottery = _lottery_entries(con, list(written))
     entries = []
     for row in overview:
         rid = row["report_id"]
@@ -128,6 +124,27 @@ def report_entries(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, 
             f'"lottery": {json.dumps(lottery.get(rid, []), ensure_ascii=False)}}}'
         )
     return entries
+
+
+def entry_cells(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]) -> EntryCells:
+    """What DuckDB reads and writes of these reports' entries (metric_cells.sql): each
+    report's pass_at_k and pass_hat_k text, where it can write them exactly, and the
+    lottery entries of those reports."""
+    if not overview:
+        return {}, {}
+    written = {
+        rid: (at_k, hat_k)
+        for rid, at_k, hat_k in con.execute(
+            load_query("metric_cells"),
+            {
+                "report_ids": [row["report_id"] for row in overview],
+                "min_k_max": MIN_K_MAX,
+                "at": METRIC_PASS_AT_K,
+                "hat": METRIC_PASS_HAT_K,
+            },
+        ).fetchall()
+    }
+    return written, _lottery_entries(con, list(written))
 
 
 def _metric_cells(
@@ -252,22 +269,55 @@ def summary_entries(
     """Each entry of the summary document as compact JSON text, a batch at a time.
 
     Entries are joined from each report's stored entry (a load that changed one file
-    rebuilds one entry, not thousands); by release each gains its rank and files.
+    rebuilds one entry, not thousands); by release each gains its rank and files. What a
+    batch reads from DuckDB (its stored entries, the cells of those it builds) is read on
+    a cursor of its own while the batch before it is written: after a cold load of
+    100,000 reports, DuckDB's part of building their entries was about half of the time.
     """
-    for batch in chosen_rows(con, by, suites, release):
-        entries = stored_records_for(con, [row["report_id"] for row in batch])
-        missing = [row for row in batch if row["report_id"] not in entries]
-        fresh = [
-            (row["report_id"], text)
-            for row, text in zip(missing, report_entries(con, missing), strict=True)
-        ]
-        store_records(con, fresh)
-        entries.update(fresh)
-        for row in batch:
-            text = entries[row["report_id"]]
-            if by == "release":
-                text = with_release_keys(text, int(row["release_rank"]), list(row["files"]))
-            yield text
+    cursor = con.cursor()
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-entries") as pool:
+            ahead: tuple[list[dict[str, Any]], Future[_BatchReads]] | None = None
+            for batch in chosen_rows(con, by, suites, release):
+                reads = pool.submit(_batch_reads, cursor, batch)
+                if ahead is not None:
+                    yield from _batch_entries(con, by, *ahead)
+                ahead = (batch, reads)
+            if ahead is not None:
+                yield from _batch_entries(con, by, *ahead)
+    finally:
+        cursor.close()
+
+
+# A batch's stored entries by report id, the rows without one, and their cells.
+_BatchReads = tuple[dict[int, str], list[dict[str, Any]], EntryCells]
+
+
+def _batch_reads(cursor: duckdb.DuckDBPyConnection, batch: list[dict[str, Any]]) -> _BatchReads:
+    entries = stored_records_for(cursor, [row["report_id"] for row in batch])
+    missing = [row for row in batch if row["report_id"] not in entries]
+    return entries, missing, entry_cells(cursor, missing)
+
+
+def _batch_entries(
+    con: duckdb.DuckDBPyConnection,
+    by: str,
+    batch: list[dict[str, Any]],
+    reads: Future[_BatchReads],
+) -> Iterator[str]:
+    """The batch's entries in order: stored, or built (and stored) from its reads."""
+    entries, missing, cells = reads.result()
+    fresh = [
+        (row["report_id"], text)
+        for row, text in zip(missing, report_entries(con, missing, cells), strict=True)
+    ]
+    store_records(con, fresh)
+    entries.update(fresh)
+    for row in batch:
+        text = entries[row["report_id"]]
+        if by == "release":
+            text = with_release_keys(text, int(row["release_rank"]), list(row["files"]))
+        yield text
 
 
 def with_release_keys(entry: str, rank: int, files: list[str]) -> str:
