@@ -139,11 +139,21 @@ def test_the_trust_is_renewed_in_the_background_while_quiet(
 
 
 def test_an_event_stops_the_renewal_and_the_next_session_walks(
-    tmp_path: Path, walks: list[int], renewing: float
+    tmp_path: Path, walks: list[int], renewing: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The renewal is held off until the event is counted: on a loaded machine the
+    # observer's threads delivered it more than the 0.2 s renewal time after the write
+    # (a clean-clone run failed so), and the renewal then walked, rightly, before it knew.
+    monkeypatch.setattr(watch, "RENEW_AFTER_SECONDS", 3600.0)
     served = served_catalog(tmp_path)
     try:
+        before = served.watch.token()
         (served.reports_dir / "new.json").write_text("{}")
+        deadline = time.monotonic() + 30
+        while served.watch.token() == before:
+            assert time.monotonic() < deadline, "the write was never counted"
+            time.sleep(0.01)
+        monkeypatch.setattr(watch, "RENEW_AFTER_SECONDS", 0.2)
         time.sleep(renewing)
         assert walks == [], "the renewal walked a directory known to have changed"
         assert served.stale()
