@@ -295,9 +295,22 @@ def test_a_bad_file_in_a_mixed_batch_spares_both_readers_files(
             (root / name).write_bytes(HOSTILE[name](small.read_bytes()))
     old_mtimes(root)
     fallbacks = _spy_on_parse_batch(monkeypatch)
+    parsed_now: list[int] = []  # files of each strict parse run in the store, not ahead
+    real_parts = staging.stage_strict_parts
+
+    def parts(con: Any, abspaths: list[str], *args: Any) -> list[str]:
+        if not args:
+            parsed_now.append(len(abspaths))
+        return real_parts(con, abspaths, *args)
+
+    monkeypatch.setattr(staging, "stage_strict_parts", parts)
     mixed = catalog_tables(
         root, framed=True, monkeypatch=monkeypatch, strict_small=True, batch_files=batch_files
     )
+    monkeypatch.setattr(staging, "stage_strict_parts", real_parts)
+    if bad == "wrong-type":  # the refused batch goes file by file, not parsed whole again
+        assert set(parsed_now) <= {1}, parsed_now
+        assert parsed_now or batch_files, "one batch of several large files: each alone"
     if bad == "nan":  # flagged inside the batch's transaction, not refused by a reader
         assert fallbacks == []
     elif batch_files:  # the refused part's batch falls back; which readers it holds varies

@@ -101,8 +101,6 @@ def report_entries(
     entries' time, all of it on the main thread after the load. A report DuckDB cannot
     write exactly is report_records' entry, dumped here.
     """
-    if not overview:  # every entry of the batch was stored: not even an empty query
-        return []
     written, lottery = cells if cells is not None else entry_cells(con, overview)
     rest = [row for row in overview if row["report_id"] not in written]
     dumped = {
@@ -130,7 +128,7 @@ def entry_cells(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any
     """What DuckDB reads and writes of these reports' entries (metric_cells.sql): each
     report's pass_at_k and pass_hat_k text, where it can write them exactly, and the
     lottery entries of those reports."""
-    if not overview:
+    if not overview:  # every entry of the batch was stored: not even an empty query
         return {}, {}
     written = {
         rid: (at_k, hat_k)

@@ -146,7 +146,9 @@ def parse_strict_and_framed(
     try:
         _stage_and_store(con, [("strict", large), ("framed", small)], max_bytes, frame, staged)
     except (*DATA_ERRORS, FrameMismatch):
-        parse_batch(con, large, max_bytes, reader="strict")
+        # a strict parse that failed says so again at once, instead of running again
+        refused = staged if staged is not None and staged.exception() is not None else None
+        parse_batch(con, large, max_bytes, reader="strict", staged=refused)
         parse_batch(con, small, max_bytes, reader="framed", frame=frame)
 
 
@@ -310,12 +312,15 @@ class StrictStager:
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
-        con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")
-        self.cursors = [con.cursor() for _ in STAGE_PARTS]  # from this thread: see close
+        self.cursors: list[duckdb.DuckDBPyConnection] = []  # at the first start: most
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-strict")
-        self.turn = 0
+        self.turn = 0  # loads (small files, one changed file) never start one
 
     def start(self, abspaths: list[str]) -> Future[list[str]]:
+        """Begin the strict parse of these files; call from the thread that owns `con`."""
+        if not self.cursors:
+            self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")
+            self.cursors = [self.con.cursor() for _ in STAGE_PARTS]
         names = self.SLOTS[self.turn]
         self.turn = 1 - self.turn
         return self.pool.submit(stage_strict_parts, self.con, abspaths, names, self.cursors)
@@ -324,6 +329,9 @@ class StrictStager:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if not self.cursors:  # never started: nothing to stop or drop
+            self.pool.shutdown()
+            return
         if kind is not None:  # stopped midway (Ctrl-C, a bug): do not wait out a parse
             for cursor in self.cursors:
                 with contextlib.suppress(duckdb.Error):
