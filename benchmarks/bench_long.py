@@ -49,7 +49,7 @@ import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 import dashboard.cli.main, dashboard.analysis.loading, dashboard.analysis.summary
-from dashboard.data.scan import scan_directory
+from dashboard.data.walk import scan_directory
 t1 = time.perf_counter()
 entries, _ = scan_directory(Path(sys.argv[1]))
 print(json.dumps({"imports": t1 - t0, "walk": time.perf_counter() - t1, "files": len(entries)}))

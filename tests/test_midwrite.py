@@ -28,7 +28,7 @@ import duckdb
 import pytest
 from report_files import case, write_report
 
-from dashboard.data import scan
+from dashboard.data import walk
 from dashboard.data.catalog import open_catalog
 from dashboard.data.ingest import directory_changed, ingest_directory
 
@@ -45,7 +45,7 @@ PASSES_BEFORE, PASSES_AFTER = [2, 5], [3, 5]
 
 
 class PinnedClock:
-    """Stands in for the `time` module of dashboard.data.scan: a load's "now" is `now_ns`."""
+    """Stands in for the `time` module of dashboard.data.walk: a load's "now" is `now_ns`."""
 
     def __init__(self, now_ns: int) -> None:
         self.now_ns = now_ns
@@ -57,9 +57,9 @@ class PinnedClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> PinnedClock:
     pinned = PinnedClock(LOAD_NS)
-    # raising=True (the default): if scan stops reading the clock through `time`, this
+    # raising=True (the default): if the walk stops reading the clock through `time`, this
     # fails loudly instead of leaving the real clock in charge of every age below.
-    monkeypatch.setattr(scan, "time", pinned)
+    monkeypatch.setattr(walk, "time", pinned)
     return pinned
 
 

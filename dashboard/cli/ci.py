@@ -31,13 +31,15 @@ from dashboard.cli.common import (
     load,
     report_problems,
 )
-from dashboard.stats import METRIC_PASS_HAT_K, METRICS
 
 if TYPE_CHECKING:
     from dashboard.analysis.policy import GateRule
 
-# analysis.releases.LATEST; spelled here so building the parser imports no pandas.
+# analysis.releases.LATEST and stats.METRICS; spelled here so building the parser imports
+# no pandas or numpy (tests/test_cli.py checks they agree).
 LATEST = "latest"
+METRIC_PASS_HAT_K = "pass^k"
+METRICS = ("pass@k", METRIC_PASS_HAT_K)
 
 
 def register(subparsers: Any) -> None:
@@ -80,7 +82,7 @@ def register(subparsers: Any) -> None:
     )
     gate.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML here")
     add_load_options(gate)
-    gate.set_defaults(handler=cmd_gate)
+    gate.set_defaults(handler=cmd_gate, walk_ahead=True)
 
     compare = subparsers.add_parser(
         "compare",
@@ -102,7 +104,7 @@ def register(subparsers: Any) -> None:
     compare.add_argument("--json", action="store_true", help="print one JSON document")
     add_policy_option(compare)
     add_load_options(compare)
-    compare.set_defaults(handler=cmd_compare)
+    compare.set_defaults(handler=cmd_compare, walk_ahead=True)
 
 
 def _single_rule(args: argparse.Namespace) -> GateRule:

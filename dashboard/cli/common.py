@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dashboard.data.catalog import MEMORY, open_catalog, settle_catalog
 from dashboard.data.sources import SourceError
 
 if TYPE_CHECKING:
@@ -103,6 +102,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     source that cannot be listed or fetched is a usage error (exit 2) naming the URL; the
     catalog keeps every row it had.
     """
+    from dashboard.data.catalog import MEMORY, open_catalog  # DuckDB: not at parse
     from dashboard.data.sources.reports import BucketSource, catalog_location
 
     source = reports_source(args)
@@ -138,6 +138,8 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
 
 def settle_loaded(args: argparse.Namespace, con: Any) -> None:
     """Checkpoint the catalog as the load left it (in full when this command created it)."""
+    from dashboard.data.catalog import settle_catalog
+
     settle_catalog(con, full=bool(getattr(args, "_fresh_catalog", False)))
 
 

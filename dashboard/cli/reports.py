@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
     )
     summary.add_argument("--release", metavar="R", help="only this release")
     add_load_options(summary)
-    summary.set_defaults(handler=cmd_summary)
+    summary.set_defaults(handler=cmd_summary, walk_ahead=True)
 
     serve = subparsers.add_parser("serve", help="start the dashboard")
     add_source_argument(serve, nargs="?", default="sample_reports")

@@ -70,7 +70,7 @@ def register(subparsers: Any) -> None:
     review.add_argument("--out", type=Path, required=True, metavar="FILE.html")
     review.add_argument("--pdf", type=Path, metavar="FILE.pdf", help="also print it to PDF")
     add_load_options(review)
-    review.set_defaults(handler=cmd_review)
+    review.set_defaults(handler=cmd_review, walk_ahead=True)
 
     signoff = subparsers.add_parser(
         "signoff", help="record a release-review decision bound to its evidence"
@@ -80,7 +80,7 @@ def register(subparsers: Any) -> None:
     signoff.add_argument("--by", required=True, metavar="NAME", help="who decides")
     signoff.add_argument("--comment", default="", metavar="TEXT")
     add_load_options(signoff)
-    signoff.set_defaults(handler=cmd_signoff)
+    signoff.set_defaults(handler=cmd_signoff, walk_ahead=True)
 
     reviews = subparsers.add_parser(
         "reviews", help="list sign-offs, newest first, with their evidence status now"
@@ -101,7 +101,7 @@ def register(subparsers: Any) -> None:
     add_source_argument(verify)
     verify.add_argument("--policy", type=Path, metavar="FILE.toml", help="the policy file now")
     add_load_options(verify)
-    verify.set_defaults(handler=cmd_verify)
+    verify.set_defaults(handler=cmd_verify, walk_ahead=True)
 
 
 def reviews_dir_of(args: argparse.Namespace) -> Path:

@@ -8,76 +8,19 @@ it may have been mid-write). Must not: write to the catalog, or read a report's 
 
 from __future__ import annotations
 
-import itertools
-from array import array
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import xxhash
 
 from dashboard.data.releases import release_config_digest
-from dashboard.data.scan import FileEntry
 from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.data.walk import PART_OF_PATH, FileEntry
 
 
 def unchanged_key(entry: FileEntry) -> tuple[int, int, bool, str]:
     """What the catalog's record (known_files) of a file that needs no look holds: the
     listed size, mtime and ETag, and not racy (modified within 2 s of that load)."""
     return (entry.size, entry.mtime_ns, False, entry.etag)
-
-
-# A listing's parts: each top-level directory of the source ('' holds the files at the
-# top), as SQL over `files.path`; part_of is the same in Python.
-PART_OF_PATH = "CASE WHEN contains(path, '/') THEN split_part(path, '/', 1) ELSE '' END"
-
-
-def part_of(path: str) -> str:
-    head, slash, _ = path.partition("/")
-    return head if slash else ""
-
-
-@dataclass(frozen=True)
-class ListingParts:
-    """A listing split into its parts, each with a digest of its files' paths, sizes,
-    mtimes and ETags in listing order.
-
-    A load stores the digests of the listing it ended with (`listing_parts`, leaving out
-    a part with a racy file); the next load compares file by file only the parts whose
-    digest differs, so one changed file costs the comparison of its directory's files,
-    not of every file.
-    """
-
-    digests: dict[str, str]
-    entries: dict[str, list[FileEntry]]
-
-    @classmethod
-    def of(cls, entries: list[FileEntry]) -> ListingParts:
-        grouped: dict[str, list[FileEntry]] = {}
-        # a part's files are contiguous in a walk; in a bucket's key order the files at
-        # the top may come between two directories, and are gathered here
-        for part, run in itertools.groupby(entries, key=lambda e: part_of(e.path)):
-            grouped.setdefault(part, []).extend(run)
-        return cls({part: _files_digest(files) for part, files in grouped.items()}, grouped)
-
-    def files_of(self, parts: set[str]) -> list[FileEntry]:
-        """The listed files of these parts (parts no longer listed have none), in order."""
-        return [e for part, files in self.entries.items() if part in parts for e in files]
-
-    def differing(self, stored: dict[str, str]) -> set[str]:
-        """Parts whose digest is not the stored one, and stored parts no longer listed."""
-        return {p for p, d in self.digests.items() if stored.get(p) != d} | (
-            stored.keys() - self.digests.keys()
-        )
-
-
-def _files_digest(files: list[FileEntry]) -> str:
-    digest = xxhash.xxh3_128()
-    digest.update("\n".join([e.path for e in files]).encode("utf-8", "surrogateescape"))
-    digest.update(array("q", [e.size for e in files]).tobytes())
-    digest.update(array("q", [e.mtime_ns for e in files]).tobytes())
-    digest.update("\n".join([e.etag for e in files]).encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
 
 
 def stored_parts(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -125,7 +68,7 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
     if meta_value(con, "reports_dir") != source.ident:
         return True
     listing = source.listing()
-    parts = ListingParts.of(listing.entries)
+    parts = listing.parts
     differing = parts.differing(stored_parts(con))
     if differing - parts.digests.keys():
         return True  # a whole part is gone

@@ -25,21 +25,17 @@ from dashboard.data.catalog import roll_back, transaction
 from dashboard.data.formats import INSPECT, harness_of
 from dashboard.data.formats.inspect import CONFIG_NAME, InspectSettings, read_inspect_settings
 from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
-    PART_OF_PATH,
-    ListingParts,
     catalog_version,  # noqa: F401
     directory_changed,  # noqa: F401
     known_digests,
     known_files,
     meta_value,
-    part_of,
     stored_parts,
     unchanged_key,
 )
 from dashboard.data.ingest_inspect import insert_inspect_rows, read_inspect_logs
 from dashboard.data.releases import assign_releases, release_config_digest
 from dashboard.data.scan import (
-    FileEntry,
     FileFacts,
     file_facts,
     head_has_every_field,
@@ -57,6 +53,7 @@ from dashboard.data.staging import (
     record_files,
     record_problems,
 )
+from dashboard.data.walk import PART_OF_PATH, FileEntry, ListingParts, part_of
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 # A batch is parsed and stored in one transaction of about a dozen statements, whose fixed
@@ -151,7 +148,7 @@ def _ingest(
     listing = source.listing()
     scan_problems = list(listing.problems) + source.fetch(listing, ())  # relidash.toml
     claimed = meta_value(con, "reports_dir") == source.ident
-    parts = ListingParts.of(listing.entries)
+    parts = listing.parts
     # Parts of the listing (top-level directories) unlike the ones the last load ended
     # with: only their files need a look, and only they can have lost a file. None at all
     # (the usual warm load) compares no file: at 100,000 files the per-file comparison

@@ -21,7 +21,7 @@ from dashboard.data.formats import INSPECT
 from dashboard.data.formats.inspect import InspectSettings, LogProblem, read_log
 from dashboard.data.formats.inspect_rows import CASE_COLUMNS, TRIAL_COLUMNS, LogRows, log_rows
 from dashboard.data.queries import execute, fetch_rows
-from dashboard.data.scan import FileEntry, os_reason
+from dashboard.data.walk import FileEntry, os_reason
 
 REPORT_COLUMNS = (
     "suite", "model", "target_version", "format", "schema", "recorded_at", "runs_per_case",

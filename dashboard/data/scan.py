@@ -13,19 +13,15 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
-import os
-import stat
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import xxhash
 
-from dashboard.data.formats import REPORT_SUFFIXES
+from dashboard.data.walk import FileEntry, os_reason
 
 HEAD_BYTES = 64 * 1024
 MIB = 1024 * 1024
@@ -34,107 +30,6 @@ DIGEST_CHUNK = 1 << 20
 # tells a changed file from an unchanged one; the SHA-256 a review packet publishes is
 # computed only for its evidence files (analysis/review.py evidence_sha256).
 FAST_DIGEST = "xxh3-128:"
-# A file modified this recently may still be being written: its (size, mtime) is not
-# trusted as proof of "unchanged" at the next load (git's "racy clean" rule).
-RACY_SECONDS = 2.0
-
-
-class FileEntry(NamedTuple):
-    """One listed report file (a named tuple: a warm load makes 100,000 of them)."""
-
-    path: str  # relative to the reports directory, POSIX separators
-    abspath: str
-    size: int
-    mtime_ns: int
-    racy: bool
-    # An object's ETag (object storage); "" for a local file. size and mtime alone miss an
-    # object overwritten in the same second with the same size.
-    etag: str = ""
-
-
-@dataclass(frozen=True)
-class FileProblem:
-    path: str
-    reason: str
-
-
-def scan_directory(root: Path) -> tuple[list[FileEntry], list[FileProblem]]:
-    """Every `*.json` and `*.eval` under root (recursively, not following directory symlinks).
-
-    In os.walk's order (a directory's files by name, then its subdirectories by name). A
-    warm start walks 100,000 files and this loop is most of its time, so it stays close
-    to the system calls: each directory is listed by name from an open descriptor (no
-    DirEntry objects), and each name's stat is fstatat on it (the kernel resolves one
-    name, not the whole path); entries are plain strings and tuples, not Path objects.
-    """
-    entries: list[FileEntry] = []
-    problems: list[FileProblem] = []
-    racy_after = time.time_ns() - RACY_SECONDS * 1e9
-    add = entries.append
-    new_entry = tuple.__new__  # FileEntry's own __new__ is Python code: a third of the loop
-
-    def list_directory(directory: str, prefix: str) -> list[tuple[str, str]]:
-        """Record the directory's files; its subdirectories, to be listed next."""
-        try:
-            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            return []  # as os.walk without onerror: a directory that cannot be listed is skipped
-        subdirectories = []
-        try:
-            names = sorted(os.listdir(fd))
-            base = directory + os.sep
-            for name in names:
-                if name.startswith("."):
-                    continue
-                report = name.endswith(REPORT_SUFFIXES)
-                try:
-                    st = os.stat(name, dir_fd=fd)  # a link is followed, as in os.walk
-                except OSError as exc:
-                    if report:
-                        problems.append(FileProblem(prefix + name, os_reason(exc)))
-                    continue
-                mode = st.st_mode
-                if stat.S_ISREG(mode):
-                    if report:
-                        mtime = st.st_mtime_ns
-                        add(
-                            new_entry(
-                                FileEntry,
-                                (
-                                    prefix + name,
-                                    base + name,
-                                    st.st_size,
-                                    mtime,
-                                    mtime > racy_after,
-                                    "",
-                                ),
-                            )
-                        )
-                elif stat.S_ISDIR(mode):
-                    if report:
-                        problems.append(
-                            FileProblem(prefix + name, "is a directory, not a report file")
-                        )
-                    try:
-                        link = stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode)
-                    except OSError:
-                        link = True
-                    if not link:  # a link to a directory is not followed
-                        subdirectories.append((base + name, f"{prefix}{name}/"))
-                elif report:
-                    problems.append(FileProblem(prefix + name, "is not a regular file"))
-        finally:
-            os.close(fd)
-        return subdirectories
-
-    # Depth first, in order, by a stack rather than recursion: a nested function calling
-    # itself is a reference cycle, which kept every entry alive until the next garbage
-    # collection (0.1 s at the exit of a command that walked 100,000 files).
-    stack = [(os.path.abspath(root), "")]
-    while stack:
-        directory, prefix = stack.pop()
-        stack.extend(reversed(list_directory(directory, prefix)))
-    return entries, problems
 
 
 def precheck_file(entry: FileEntry, max_bytes: int, data: bytes | None = None) -> str | None:
@@ -392,13 +287,3 @@ def strict_json_problem(abspath: str) -> str | None:
     except OSError as exc:
         return os_reason(exc)
     return None
-
-
-def os_reason(exc: OSError) -> str:
-    if exc.errno is not None and exc.errno == 40:
-        return "is a symbolic link loop"
-    if isinstance(exc, FileNotFoundError):
-        return "disappeared or is a broken symbolic link"
-    if isinstance(exc, PermissionError):
-        return "cannot be read: permission denied"
-    return f"cannot be read: {exc.strerror or exc}"

@@ -26,15 +26,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from dashboard.data.catalog import MEMORY, cache_root, default_catalog_path, resolve_catalog_path
 from dashboard.data.formats import REPORT_SUFFIXES
 from dashboard.data.releases import CONFIG_NAME
-from dashboard.data.scan import FileEntry, FileProblem, scan_directory
 from dashboard.data.sources import Location, parse_location, where
 from dashboard.data.sources.mirror import Mirror, default_mirror_root
 from dashboard.data.sources.objects import ObjectEntry, list_objects
+from dashboard.data.walk import FileEntry, FileProblem, ListingParts, scan_directory, take_walk
 
 DOWNLOAD_WORKERS = 16  # parallel GETs: a download waits on the network, not a core
 
@@ -47,9 +48,17 @@ class NotInSource(FileNotFoundError):
 class Listing:
     """One look at a source: its report files and the problems found by looking alone."""
 
-    entries: list[FileEntry]
+    entries: Sequence[FileEntry]
     problems: list[FileProblem]
     objects: tuple[ObjectEntry, ...] = field(default=(), repr=False)  # the raw listing
+    walked_parts: ListingParts | None = field(default=None, repr=False)  # a walk ahead's
+
+    @cached_property
+    def parts(self) -> ListingParts:
+        """The listing's parts (top-level directories), each with its digest."""
+        if self.walked_parts is not None:
+            return self.walked_parts
+        return ListingParts.of(self.entries)
 
 
 class ReportSource(ABC):
@@ -109,6 +118,9 @@ class DirectorySource(ReportSource):
         self.ident = str(self.root)
 
     def listing(self) -> Listing:
+        walked = take_walk(self.root)  # begun ahead by the command, in a child process
+        if walked is not None:
+            return Listing(walked.entries, walked.problems, walked_parts=walked.parts)
         entries, problems = scan_directory(self.root)
         return Listing(entries, problems)
 

@@ -1,0 +1,418 @@
+"""The walk of a reports directory: its report files, each with what tells a change
+without reading a byte (size, mtime), split into listing parts with a digest each.
+
+A command that loads a large directory begins the walk in a child process before it
+imports the rest of relidash (`walk_ahead`): the walk is a stat of every file, 0.4-0.7 s
+at 100,000 files, and a thread beside the imports would only contend with them for the
+interpreter lock. The child hands back each part's digest and its files, encoded; the
+load decodes only the parts whose digest differs from the catalog's.
+
+Reads only: nothing in the reports directory is created, changed or deleted. Must stay
+cheap to import (no numpy, no DuckDB): the command imports it before anything heavy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import marshal
+import os
+import signal
+import stat
+import threading
+import time
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import xxhash
+
+from dashboard.data.formats import REPORT_SUFFIXES
+
+# A file modified this recently may still be being written: its (size, mtime) is not
+# trusted as proof of "unchanged" at the next load (git's "racy clean" rule).
+RACY_SECONDS = 2.0
+
+
+def racy_threshold() -> float:
+    """Files modified after this (ns since the epoch) are racy in a walk begun now."""
+    return time.time_ns() - RACY_SECONDS * 1e9
+
+
+class FileEntry(NamedTuple):
+    """One listed report file (a named tuple: a warm load makes 100,000 of them)."""
+
+    path: str  # relative to the reports directory, POSIX separators
+    abspath: str
+    size: int
+    mtime_ns: int
+    racy: bool
+    # An object's ETag (object storage); "" for a local file. size and mtime alone miss an
+    # object overwritten in the same second with the same size.
+    etag: str = ""
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    path: str
+    reason: str
+
+
+def scan_directory(
+    root: Path, *, racy_after: float | None = None
+) -> tuple[list[FileEntry], list[FileProblem]]:
+    """Every `*.json` and `*.eval` under root (recursively, not following directory
+    symlinks), in os.walk's order (a directory's files by name, then its subdirectories
+    by name), with the problems found by looking."""
+    entries: list[FileEntry] = []
+    problems: list[FileProblem] = []
+    if racy_after is None:
+        racy_after = racy_threshold()
+    new_entry = tuple.__new__  # FileEntry's own __new__ is Python code: a third of the loop
+    for directory, prefix, names, sizes, mtimes in _walk(os.path.abspath(root), problems):
+        base = directory + os.sep
+        entries += [
+            new_entry(FileEntry, (prefix + name, base + name, size, mtime, mtime > racy_after, ""))
+            for name, size, mtime in zip(names, sizes, mtimes, strict=True)
+        ]
+    return entries, problems
+
+
+def _walk(
+    root: str, problems: list[FileProblem]
+) -> Iterator[tuple[str, str, list[str], list[int], list[int]]]:
+    """Each directory under root, depth first in order: its path, its path relative to
+    root (with a trailing "/"), and its report files' names, sizes and mtimes (ns).
+
+    A warm start walks 100,000 files and this loop is most of its time, so it stays close
+    to the system calls: each directory is listed by name from an open descriptor (no
+    DirEntry objects), and each name's stat is fstatat on it (the kernel resolves one
+    name, not the whole path). Depth first by a stack rather than recursion: a nested
+    function calling itself is a reference cycle, which kept every entry alive until the
+    next garbage collection (0.1 s at the exit of a command that walked 100,000 files).
+    """
+    stack = [(root, "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue  # as os.walk without onerror: a directory that cannot be listed is skipped
+        names: list[str] = []
+        sizes: list[int] = []
+        mtimes: list[int] = []
+        subdirectories = []
+        try:
+            base = directory + os.sep
+            for name in sorted(os.listdir(fd)):
+                if name.startswith("."):
+                    continue
+                report = name.endswith(REPORT_SUFFIXES)
+                try:
+                    st = os.stat(name, dir_fd=fd)  # a link is followed, as in os.walk
+                except OSError as exc:
+                    if report:
+                        problems.append(FileProblem(prefix + name, os_reason(exc)))
+                    continue
+                mode = st.st_mode
+                if stat.S_ISREG(mode):
+                    if report:
+                        names.append(name)
+                        sizes.append(st.st_size)
+                        mtimes.append(st.st_mtime_ns)
+                elif stat.S_ISDIR(mode):
+                    if report:
+                        problems.append(
+                            FileProblem(prefix + name, "is a directory, not a report file")
+                        )
+                    try:
+                        link = stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode)
+                    except OSError:
+                        link = True
+                    if not link:  # a link to a directory is not followed
+                        subdirectories.append((base + name, f"{prefix}{name}/"))
+                elif report:
+                    problems.append(FileProblem(prefix + name, "is not a regular file"))
+        finally:
+            os.close(fd)
+        yield directory, prefix, names, sizes, mtimes
+        stack.extend(reversed(subdirectories))
+
+
+def os_reason(exc: OSError) -> str:
+    if exc.errno is not None and exc.errno == 40:
+        return "is a symbolic link loop"
+    if isinstance(exc, FileNotFoundError):
+        return "disappeared or is a broken symbolic link"
+    if isinstance(exc, PermissionError):
+        return "cannot be read: permission denied"
+    return f"cannot be read: {exc.strerror or exc}"
+
+
+# A listing's parts: each top-level directory of the source ('' holds the files at the
+# top), as SQL over `files.path`; part_of is the same in Python.
+PART_OF_PATH = "CASE WHEN contains(path, '/') THEN split_part(path, '/', 1) ELSE '' END"
+
+
+def part_of(path: str) -> str:
+    head, slash, _ = path.partition("/")
+    return head if slash else ""
+
+
+@dataclass(frozen=True)
+class ListingParts:
+    """A listing split into its parts, each with a digest of its files' paths, sizes,
+    mtimes and ETags in listing order.
+
+    A load stores the digests of the listing it ended with (`listing_parts`, leaving out
+    a part with a racy file); the next load compares file by file only the parts whose
+    digest differs, so one changed file costs the comparison of its directory's files,
+    not of every file. `entries` may decode a part's files only when asked for them.
+    """
+
+    digests: dict[str, str]
+    entries: Mapping[str, Sequence[FileEntry]]
+
+    @classmethod
+    def of(cls, entries: Iterable[FileEntry]) -> ListingParts:
+        grouped: dict[str, list[FileEntry]] = {}
+        # a part's files are contiguous in a walk; in a bucket's key order the files at
+        # the top may come between two directories, and are gathered here
+        for part, run in itertools.groupby(entries, key=lambda e: part_of(e.path)):
+            grouped.setdefault(part, []).extend(run)
+        return cls(
+            {part: files_digest(*_columns(files)) for part, files in grouped.items()}, grouped
+        )
+
+    def files_of(self, parts: set[str]) -> list[FileEntry]:
+        """The listed files of these parts (parts no longer listed have none), in order."""
+        return [e for part in self.entries if part in parts for e in self.entries[part]]
+
+    def differing(self, stored: dict[str, str]) -> set[str]:
+        """Parts whose digest is not the stored one, and stored parts no longer listed."""
+        return {p for p, d in self.digests.items() if stored.get(p) != d} | (
+            stored.keys() - self.digests.keys()
+        )
+
+
+def _columns(files: Sequence[FileEntry]) -> tuple[list[str], array[int], array[int], list[str]]:
+    return (
+        [e.path for e in files],
+        array("q", [e.size for e in files]),
+        array("q", [e.mtime_ns for e in files]),
+        [e.etag for e in files],
+    )
+
+
+def files_digest(paths: list[str], sizes: array[int], mtimes: array[int], etags: list[str]) -> str:
+    """A part's digest: its files' paths, sizes, mtimes and ETags, in listing order."""
+    digest = xxhash.xxh3_128()
+    digest.update("\n".join(paths).encode("utf-8", "surrogateescape"))
+    digest.update(sizes.tobytes())
+    digest.update(mtimes.tobytes())
+    digest.update("\n".join(etags).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+class WalkedParts(Mapping[str, Sequence[FileEntry]]):
+    """The files of each part of a walk done in another process, decoded at first use."""
+
+    def __init__(self, root: str, racy_after: float, encoded: dict[str, bytes]) -> None:
+        self._base = root + os.sep  # as scan_directory joins them
+        self._racy_after = racy_after
+        self._encoded = encoded
+        self._decoded: dict[str, list[FileEntry]] = {}
+
+    def __getitem__(self, part: str) -> list[FileEntry]:
+        files = self._decoded.get(part)
+        if files is None:
+            paths, sizes, mtimes = marshal.loads(self._encoded[part])
+            base, racy_after, new_entry = self._base, self._racy_after, tuple.__new__
+            files = [
+                new_entry(FileEntry, (path, base + path, size, mtime, mtime > racy_after, ""))
+                for path, size, mtime in zip(
+                    paths, array("q", sizes), array("q", mtimes), strict=True
+                )
+            ]
+            self._decoded[part] = files
+        return files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._encoded)
+
+    def __len__(self) -> int:
+        return len(self._encoded)
+
+
+class PartsEntries(Sequence[FileEntry]):
+    """Every file of a listing, part after part; only its length is known without
+    decoding them (a warm load that finds every part unchanged needs no more)."""
+
+    def __init__(self, parts: Mapping[str, Sequence[FileEntry]], count: int) -> None:
+        self._parts = parts
+        self._count = count
+        self._all: list[FileEntry] | None = None
+
+    def _files(self) -> list[FileEntry]:
+        if self._all is None:
+            self._all = [e for part in self._parts for e in self._parts[part]]
+        return self._all
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[FileEntry]:
+        return iter(self._files())
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        return self._files()[index]
+
+
+@dataclass(frozen=True)
+class WalkedListing:
+    """A walk's result: its files (lazily, when walked ahead), its problems, its parts."""
+
+    entries: Sequence[FileEntry]
+    problems: list[FileProblem]
+    parts: ListingParts
+
+
+class _Ahead(NamedTuple):
+    root: str
+    pid: int
+    fd: int
+
+
+_ahead: _Ahead | None = None
+
+
+def walk_ahead(directory: str | Path) -> None:
+    """Begin walking `directory` in a child process; `take_walk` gets the result.
+
+    Only from a process with no other thread (a fork copies just the calling thread, and
+    a lock another thread held would stay locked in the child), on Linux, and for an
+    existing directory; otherwise nothing happens and the load walks itself.
+    """
+    global _ahead
+    root = os.path.realpath(directory)  # as the source resolves its root
+    if _ahead is not None or not hasattr(os, "fork") or not _single_threaded():
+        return
+    if not os.path.isdir(root):
+        return
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return
+    if pid == 0:  # the child: walk, write, and leave without running the parent's exit code
+        status = 1
+        try:
+            os.close(read_end)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it with the parent
+            _write_all(write_end, _encoded_walk(root))
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    _ahead = _Ahead(root, pid, read_end)
+
+
+def take_walk(root: str | Path) -> WalkedListing | None:
+    """The walk begun ahead of `root`, or None (none begun, another root, or the child
+    failed: the caller walks itself). A walk is taken once."""
+    global _ahead
+    ahead, _ahead = _ahead, None
+    if ahead is None:
+        return None
+    if ahead.root != os.path.realpath(root):
+        _end(ahead)
+        return None
+    chunks = []
+    try:
+        while chunk := os.read(ahead.fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(ahead.fd)
+    _, status = os.waitpid(ahead.pid, 0)
+    if status != 0:
+        return None
+    try:
+        return _decoded_walk(ahead.root, b"".join(chunks))
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def abandon_walk() -> None:
+    """End a walk begun ahead that nothing took (the command stopped before its load)."""
+    global _ahead
+    ahead, _ahead = _ahead, None
+    if ahead is not None:
+        _end(ahead)
+
+
+def _end(ahead: _Ahead) -> None:
+    os.close(ahead.fd)  # a child still writing gets EPIPE and leaves
+    try:
+        os.kill(ahead.pid, signal.SIGTERM)
+        os.waitpid(ahead.pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _single_threaded() -> bool:
+    """Whether this process runs one thread, counting those Python did not start (a
+    native library's). Known on Linux only; elsewhere the load walks itself (macOS
+    forbids much of what a forked child of a threaded process might touch)."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _encoded_walk(root: str) -> bytes:
+    """The walk of root as the child hands it over: each part's digest and its files'
+    columns, encoded apart, so that the parent decodes only the parts it looks at."""
+    racy_after = racy_threshold()
+    problems: list[FileProblem] = []
+    columns: dict[str, tuple[list[str], array[int], array[int]]] = {}
+    for _, prefix, names, sizes, mtimes in _walk(root, problems):
+        paths, part_sizes, part_mtimes = columns.setdefault(
+            prefix.partition("/")[0], ([], array("q"), array("q"))
+        )
+        paths += [prefix + name for name in names]
+        part_sizes.extend(sizes)
+        part_mtimes.extend(mtimes)
+    digests: dict[str, str] = {}
+    encoded: dict[str, bytes] = {}
+    count = 0
+    for part, (paths, part_sizes, part_mtimes) in columns.items():
+        if not paths:
+            continue  # a directory without report files is in no part, as in ListingParts.of
+        count += len(paths)
+        digests[part] = files_digest(paths, part_sizes, part_mtimes, [""] * len(paths))
+        encoded[part] = marshal.dumps((paths, part_sizes.tobytes(), part_mtimes.tobytes()))
+    problem_rows = [(p.path, p.reason) for p in problems]
+    return marshal.dumps((root, racy_after, count, problem_rows, digests, encoded))
+
+
+def _decoded_walk(root: str, data: bytes) -> WalkedListing:
+    walked_root, racy_after, count, problems, digests, encoded = marshal.loads(data)
+    if walked_root != root:
+        raise ValueError("a walk of another directory")
+    parts = WalkedParts(root, racy_after, encoded)
+    return WalkedListing(
+        PartsEntries(parts, count),
+        [FileProblem(path, reason) for path, reason in problems],
+        ListingParts(digests, parts),
+    )
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -1,0 +1,264 @@
+"""A command walks its directory in a child process while it imports the rest
+(dashboard/data/walk.py walk_ahead): the listing it takes back must be the walk it would
+have done itself, file for file, problem for problem, part digest for part digest; a
+part's files are decoded only when the load asks for them; and when the child cannot
+give a walk, the load walks itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from report_files import is_report
+
+from dashboard.cli import ci
+from dashboard.data import walk
+from dashboard.data.walk import ListingParts, scan_directory
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+OLD_NS = 1_600_000_000 * 10**9
+
+
+def reports_tree(root: Path) -> Path:
+    """Report files at the top and in nested parts, with what a walk must skip or name:
+    hidden names, other files, a link to a directory, a link to a file, a broken link, a
+    directory named like a report, an empty part."""
+    fixtures = sorted(p for p in FIXTURES.glob("*.json") if is_report(p))[:6]
+    root.mkdir()
+    (root / "suite-a" / "nested").mkdir(parents=True)
+    (root / "suite-b").mkdir()
+    (root / "empty").mkdir()
+    (root / "folder.json").mkdir()
+    (root / ".hidden").mkdir()
+    places = [
+        root / "top.json",
+        root / "suite-a" / "one.json",
+        root / "suite-a" / "nested" / "two.json",
+        root / "suite-b" / "three.json",
+        root / "folder.json" / "four.json",
+        root / ".hidden" / "five.json",
+    ]
+    for source, place in zip(fixtures, places, strict=True):
+        shutil.copyfile(source, place)
+        os.utime(place, ns=(OLD_NS, OLD_NS))
+    (root / "suite-b" / ".draft.json").write_text("{}")
+    (root / "suite-b" / "notes.txt").write_text("not a report")
+    (root / "suite-b" / "linked").symlink_to(root / "suite-a", target_is_directory=True)
+    (root / "suite-b" / "alias.json").symlink_to(root / "top.json")
+    (root / "suite-b" / "broken.json").symlink_to(root / "nowhere.json")
+    return root
+
+
+def test_the_encoded_walk_is_the_walk(tmp_path: Path) -> None:
+    root = str(reports_tree(tmp_path / "reports"))
+    walked = walk._decoded_walk(root, walk._encoded_walk(root))
+    entries, problems = scan_directory(Path(root), racy_after=walked.parts.entries._racy_after)  # type: ignore[attr-defined]
+    assert [e.path for e in entries] == [
+        "top.json",
+        "folder.json/four.json",
+        "suite-a/one.json",
+        "suite-a/nested/two.json",
+        "suite-b/alias.json",
+        "suite-b/three.json",
+    ]
+    assert {p.path for p in problems} == {"folder.json", "suite-b/broken.json"}
+    assert len(walked.entries) == len(entries)
+    assert walked.problems == problems
+    assert walked.parts.digests == ListingParts.of(entries).digests
+    assert list(walked.entries) == entries
+
+
+def test_a_part_is_decoded_only_when_asked_for(tmp_path: Path) -> None:
+    root = str(reports_tree(tmp_path / "reports"))
+    walked = walk._decoded_walk(root, walk._encoded_walk(root))
+    parts = walked.parts
+    assert set(parts.digests) == {"", "folder.json", "suite-a", "suite-b"}
+    assert len(walked.entries) == 6
+    assert parts.entries._decoded == {}  # type: ignore[attr-defined]
+    files = parts.files_of({"suite-a"})
+    assert [e.path for e in files] == ["suite-a/one.json", "suite-a/nested/two.json"]
+    assert set(parts.entries._decoded) == {"suite-a"}  # type: ignore[attr-defined]
+    assert files[0].abspath == os.path.join(root, "suite-a", "one.json")
+    assert not files[0].racy
+
+
+def test_a_file_modified_just_before_the_walk_is_racy(tmp_path: Path) -> None:
+    root = reports_tree(tmp_path / "reports")
+    (root / "suite-a" / "one.json").touch()
+    walked = walk._decoded_walk(str(root), walk._encoded_walk(str(root)))
+    racy = {e.path for e in walked.entries if e.racy}
+    assert racy == {"suite-a/one.json"}
+
+
+PROBE = r"""
+import json, os, sys
+from pathlib import Path
+from dashboard.data import walk
+root, other = sys.argv[1], sys.argv[2]
+parent = os.getpid()
+walks = []
+real = walk._walk
+def counted(*args):
+    if os.getpid() == parent:
+        walks.append(args[0])
+    return real(*args)
+walk._walk = counted
+if sys.argv[3] == "fail":
+    def failing(root):
+        raise OSError("the child cannot walk")
+    walk._encoded_walk = failing
+walk.walk_ahead(root)
+begun = walk._ahead is not None
+taken = walk.take_walk(other if sys.argv[3] == "other" else root)
+print(json.dumps({
+    "begun": begun,
+    "taken": None if taken is None else [list(e) for e in taken.entries],
+    "problems": None if taken is None else [[p.path, p.reason] for p in taken.problems],
+    "parent_walks": walks,
+    "left": walk._ahead is not None,
+}))
+"""
+
+
+def probe(root: Path, mode: str, other: Path | None = None) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(root), str(other or root), mode],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")
+def test_a_fresh_process_walks_ahead_in_a_child(tmp_path: Path) -> None:
+    root = reports_tree(tmp_path / "reports")
+    result = probe(root, "take")
+    entries, problems = scan_directory(root)
+    assert result["begun"] is True
+    assert result["parent_walks"] == []  # the parent walked nothing itself
+    assert result["taken"] == [[*e[:4], False, ""] for e in entries]
+    assert result["problems"] == [[p.path, p.reason] for p in problems]
+    assert result["left"] is False
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")
+def test_a_child_that_fails_or_walked_elsewhere_gives_no_walk(tmp_path: Path) -> None:
+    root = reports_tree(tmp_path / "reports")
+    failed = probe(root, "fail")
+    assert failed["begun"] is True and failed["taken"] is None and failed["left"] is False
+    elsewhere = probe(root, "other", other=tmp_path)
+    assert elsewhere["begun"] is True and elsewhere["taken"] is None
+
+
+def test_a_process_with_threads_does_not_fork(tmp_path: Path) -> None:
+    root = reports_tree(tmp_path / "reports")
+    import threading
+
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        walk.walk_ahead(root)
+        assert walk._ahead is None
+    finally:
+        stop.set()
+        helper.join()
+
+
+CLI = r"""
+import os, sys
+from dashboard.data import walk
+parent = os.getpid()
+real = walk._walk
+def counted(*args):
+    if os.getpid() == parent:
+        print("relidash-test: the parent walked", file=sys.stderr)
+    return real(*args)
+walk._walk = counted
+from dashboard.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CLI, *argv],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")
+def test_summary_loads_from_the_walk_ahead_as_from_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cold, warm and after one changed file, the CLI's load takes the child's walk (its
+    own process walks nothing) and prints what an in-process load, which walks itself,
+    prints from the same directory and catalog state."""
+    from cli_run import run_cli as run_in_process
+
+    from dashboard.cli import main
+
+    monkeypatch.setattr(main, "walk_ahead", lambda directory: None)  # this one walks itself
+    root = reports_tree(tmp_path / "reports")
+    ahead, itself = tmp_path / "ahead.duckdb", tmp_path / "itself.duckdb"
+
+    def both() -> tuple[str, str]:
+        done = run_cli("summary", str(root), "--json", "--catalog", str(ahead))
+        assert done.returncode == 0, done.stderr
+        assert "the parent walked" not in done.stderr
+        code, out, err = run_in_process(
+            ["summary", str(root), "--json", "--catalog", str(itself)], capsys
+        )
+        assert code == 0, err
+        assert json.loads(done.stdout) == json.loads(out)
+        return done.stderr, err
+
+    cold, _ = both()
+    assert "6 report files: 6 parsed" in cold
+    warm, _ = both()
+    assert "0 parsed, 6 unchanged" in warm
+    changed = root / "suite-a" / "one.json"
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    os.utime(changed, ns=(OLD_NS + 10**9, OLD_NS + 10**9))
+    after, in_process = both()
+    assert "1 parsed, 5 unchanged" in after
+    assert "1 parsed, 5 unchanged" in in_process
+
+
+def test_the_parser_spells_the_metrics_and_the_latest_release_as_analysis_does() -> None:
+    from dashboard.analysis.releases import LATEST
+    from dashboard.stats import METRIC_PASS_HAT_K, METRICS
+
+    assert ci.METRICS == METRICS
+    assert ci.METRIC_PASS_HAT_K == METRIC_PASS_HAT_K
+    assert ci.LATEST == LATEST
+
+
+def test_parsing_a_command_imports_nothing_heavy() -> None:
+    code = textwrap.dedent(
+        """
+        import json, sys
+        from dashboard.cli.main import build_parser
+        build_parser().parse_args(["summary", ".", "--json", "--suite", "s"])
+        print(json.dumps(sorted(sys.modules)))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    loaded = set(json.loads(done.stdout))
+    assert {"duckdb", "numpy", "pandas"} & loaded == set()
