@@ -8,8 +8,8 @@ run, each as a subprocess with its own peak RSS (os.wait4):
   and the catalog's size against the reports';
 - warm `relidash summary DIR --suite S --json` for one suite of `--releases` releases, and
   again after one of its files changed (each the median of `--repeats` runs, beside the
-  floor measured between them: a fresh process importing the CLI and walking the
-  directory, which every such command does before anything else);
+  floor measured between them: a fresh process importing the CLI while a child walks the
+  directory, as every such command does before anything else);
 - warm whole-history `--json` (every report): time to its first byte (a median) and to
   the end, and its peak RSS; and `--by release` the same;
 - the Releases page's server side for one suite (window of the latest 30 releases, as the
@@ -48,11 +48,17 @@ FLOOR_SCRIPT = r"""
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
+from dashboard.data import walk
+walk.walk_ahead(sys.argv[1])  # as the command does, before its imports
 import dashboard.cli.main, dashboard.analysis.loading, dashboard.analysis.summary
-from dashboard.data.walk import scan_directory
+import dashboard.data.catalog
 t1 = time.perf_counter()
-entries, _ = scan_directory(Path(sys.argv[1]))
-print(json.dumps({"imports": t1 - t0, "walk": time.perf_counter() - t1, "files": len(entries)}))
+walked = walk.take_walk(sys.argv[1])
+t2 = time.perf_counter()
+entries, _ = walk.scan_directory(Path(sys.argv[1]))
+t3 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "floor": t2 - t0, "walk": t3 - t2, "files": len(entries),
+                  "ahead": walked is not None}))
 """
 
 PAGE_SCRIPT = r"""
@@ -183,16 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     warm = median_run(warm_runs, lambda run: run.seconds)
     changed = median_run(changed_runs, lambda run: run.seconds)
-    floor = median_run(floors, lambda f: f["imports"] + f["walk"])
+    floor = median_run(floors, lambda f: f["floor"])
     rows.append((f"warm --suite {suite} --json ({args.releases} releases)",
                  f"{warm.seconds:.2f} s {spread_of([r.seconds for r in warm_runs])}",
                  f"< {TARGET_WARM_S:.0f} s", mark(warm.seconds < TARGET_WARM_S)))  # fmt: skip
     rows.append(("the same after one of its files changed",
                  f"{changed.seconds:.2f} s {spread_of([r.seconds for r in changed_runs])}",
                  f"< {TARGET_WARM_S:.0f} s", mark(changed.seconds < TARGET_WARM_S)))  # fmt: skip
-    rows.append(("floor: fresh process, CLI imports + walk",
-                 f"{floor['imports'] + floor['walk']:.2f} s ({floor['imports']:.2f} + {floor['walk']:.2f} s)",
-                 "", ""))  # fmt: skip
+    rows.append(("floor: fresh process, CLI imports beside the walk ahead",
+                 f"{floor['floor']:.2f} s (imports {floor['imports']:.2f} s, walk alone {floor['walk']:.2f} s"
+                 f"{'' if floor['ahead'] else '; NOT walked ahead'})", "", ""))  # fmt: skip
 
     for by in ("file", "release"):
         command = [

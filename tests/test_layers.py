@@ -212,9 +212,11 @@ LIBRARIES = {
 
 
 @cache
-def imported_by(*modules: str) -> frozenset[str]:
+def imported_by(*modules: str, setup: str = "") -> frozenset[str]:
+    """Every module loaded by importing these (their packages' modules with them), after
+    running `setup` in the fresh interpreter."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *modules],
+        [sys.executable, "-c", setup + "\n" + PROBE, *modules],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -234,6 +236,17 @@ def test_layer_imports_nothing_forbidden(layer: str) -> None:
     loaded = imported_by(layer)
     assert layer in loaded
     assert offenders(loaded, LIBRARIES[layer]) == []
+
+
+def test_parsing_a_command_imports_nothing_heavy() -> None:
+    """A command parses its arguments before DuckDB, numpy or pandas are imported: a
+    loading command begins its walk then, in a child process (dashboard/data/walk.py),
+    and the walk overlaps those imports only if the parse does not make them."""
+    parse = (
+        'from dashboard.cli.main import build_parser; build_parser().parse_args(["summary", "."])'
+    )
+    loaded = imported_by("dashboard.cli.main", setup=parse)
+    assert offenders(loaded, ["duckdb", "numpy", "pandas"]) == []
 
 
 def test_streamlit_is_imported_only_under_app() -> None:
