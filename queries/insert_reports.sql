@@ -15,13 +15,13 @@ SELECT
         WHEN s.schema = 'multivon.report/v2' AND (s.execution IS NOT NULL OR s.provider_evidence IS NOT NULL)
             THEN '0.19-0.20'
         WHEN s.schema = 'multivon.report/v2' THEN '0.18'
-        WHEN list_contains(coalesce(json_keys(s.summary), []), 'purpose') OR list_contains(coalesce(json_keys(s.summary), []), 'pass_at_k')
+        WHEN list_contains(s.summary_keys, 'purpose') OR list_contains(s.summary_keys, 'pass_at_k')
             THEN CASE WHEN coalesce(p.graders_have_metadata, false) THEN '0.17' ELSE '0.16' END
-        WHEN list_contains(coalesce(json_keys(s.summary), []), 'evaluated') THEN '0.7-0.15'
-        WHEN list_contains(coalesce(json_keys(s.summary), []), 'pass_rate_ci_95') THEN '0.5-0.6'
+        WHEN list_contains(s.summary_keys, 'evaluated') THEN '0.7-0.15'
+        WHEN list_contains(s.summary_keys, 'pass_rate_ci_95') THEN '0.5-0.6'
         ELSE '0.4-'
     END AS format,
-    NOT (list_contains(coalesce(json_keys(s.summary), []), 'purpose') OR list_contains(coalesce(json_keys(s.summary), []), 'pass_at_k')
+    NOT (list_contains(s.summary_keys, 'purpose') OR list_contains(s.summary_keys, 'pass_at_k')
          OR coalesce(s.schema, '') = 'multivon.report/v2') AS upgraded,
     s.schema,
     p.recorded_at,
@@ -33,7 +33,8 @@ SELECT
     coalesce(p.cases_skipped, 0), coalesce(p.cases_excluded, 0), p.runs_min,
     coalesce(p.cases_with_trials, 0),
     'multivon-eval' AS harness, NULL AS log_status, NULL AS metadata, NULL AS harness_facts
-FROM stage AS s JOIN batch_files AS b ON s.filename = b.abspath
+FROM (SELECT *, coalesce(json_keys(summary), []) AS summary_keys FROM stage) AS s
+JOIN batch_files AS b ON s.filename = b.abspath
 LEFT JOIN (
     SELECT report_id, max(runs) AS runs_per_case, bool_or(graders_have_metadata) AS graders_have_metadata,
            count(*) AS cases_total,
