@@ -5,6 +5,7 @@ it covers."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,26 @@ def con() -> Any:
 def test_stream_equals_the_whole_document(con: Any, by: str) -> None:
     text = "".join(summary.summary_stream(con, by))
     assert text == json.dumps(summary.summary_json(con, by), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 500])
+def test_by_release_gathers_each_release_across_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """A release of several files is one entry with all of them, in order, however the
+    reports fall into batches (a release's rows may straddle two)."""
+    reports = tmp_path / "reports"
+    shutil.copytree(SAMPLE, reports)
+    for source in sorted(reports.rglob("*.json"))[::4]:
+        for copy in ("-rerun", "-third"):
+            shutil.copyfile(source, source.with_name(source.stem + copy + ".json"))
+    con = open_catalog(":memory:")
+    refresh_catalog(con, reports)
+    monkeypatch.setattr(summary, "SUMMARY_BATCH", batch)
+    text = "".join(summary.summary_stream(con, "release"))
+    doc = summary.summary_json(con, "release")
+    assert text == json.dumps(doc, ensure_ascii=False)
+    assert max(len(r["files"]) for r in doc["releases"]) == 3
 
 
 def test_stream_writes_before_it_has_read_everything(
