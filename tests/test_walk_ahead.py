@@ -109,19 +109,37 @@ def counted(*args):
         walks.append(args[0])
     return real(*args)
 walk._walk = counted
-if sys.argv[3] == "fail":
+mode = sys.argv[3]
+if mode == "fail":
     def failing(root):
         raise OSError("the child cannot walk")
     walk._encoded_walk = failing
+if mode == "sigchld":  # children reaped by the kernel: none can be waited for
+    import signal
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+if mode == "native threads":  # DuckDB's own threads, which Python does not count
+    import duckdb
+    con = duckdb.connect()  # kept: its threads end with it
+    con.execute("SELECT 1").fetchall()
 walk.walk_ahead(root)
 begun = walk._ahead is not None
-taken = walk.take_walk(other if sys.argv[3] == "other" else root)
+if mode == "abandon":  # the command stopped before its load
+    walk.abandon_walk()
+    taken = None
+else:
+    taken = walk.take_walk(other if mode == "other" else root)
+try:
+    os.waitpid(-1, os.WNOHANG)
+    children = True  # one still running, or a zombie nobody waited for
+except ChildProcessError:
+    children = False
 print(json.dumps({
     "begun": begun,
     "taken": None if taken is None else [list(e) for e in taken.entries],
     "problems": None if taken is None else [[p.path, p.reason] for p in taken.problems],
     "parent_walks": walks,
     "left": walk._ahead is not None,
+    "children": children,
 }))
 """
 
@@ -154,15 +172,27 @@ def test_a_fresh_process_walks_ahead_in_a_child(tmp_path: Path) -> None:
     assert result["taken"] == [[*e[:4], False, ""] for e in entries]
     assert result["problems"] == [[p.path, p.reason] for p in problems]
     assert result["left"] is False
+    assert result["children"] is False  # the child was waited for
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")
 def test_a_child_that_fails_or_walked_elsewhere_gives_no_walk(tmp_path: Path) -> None:
     root = reports_tree(tmp_path / "reports")
-    failed = probe(root, "fail")
-    assert failed["begun"] is True and failed["taken"] is None and failed["left"] is False
-    elsewhere = probe(root, "other", other=tmp_path)
-    assert elsewhere["begun"] is True and elsewhere["taken"] is None
+    for mode, other in (("fail", None), ("other", tmp_path), ("abandon", None)):
+        result = probe(root, mode, other=other)
+        assert result["begun"] is True, mode
+        assert result["taken"] is None, mode
+        assert result["left"] is False and result["children"] is False, mode
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")
+@pytest.mark.parametrize("mode", ["sigchld", "native threads"])
+def test_no_walk_ahead_where_a_child_could_not_be_waited_for_or_forked_safely(
+    tmp_path: Path, mode: str
+) -> None:
+    result = probe(reports_tree(tmp_path / "reports"), mode)
+    assert result["begun"] is False and result["taken"] is None
+    assert result["children"] is False
 
 
 def test_a_process_with_threads_does_not_fork(tmp_path: Path) -> None:
@@ -190,8 +220,20 @@ def counted(*args):
         print("relidash-test: the parent walked", file=sys.stderr)
     return real(*args)
 walk._walk = counted
-from dashboard.cli.main import main
-sys.exit(main(sys.argv[1:]))
+from dashboard.cli import main as cli
+begin = cli.walk_ahead
+def begun(directory):
+    begin(directory)
+    if walk._ahead is not None:
+        print("relidash-test: walking ahead", file=sys.stderr)
+cli.walk_ahead = begun
+code = cli.main(sys.argv[1:])
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("relidash-test: a child was left", file=sys.stderr)
+except ChildProcessError:
+    pass
+sys.exit(code)
 """
 
 
@@ -213,7 +255,9 @@ def test_summary_loads_from_the_walk_ahead_as_from_its_own(
     def both() -> tuple[str, str]:
         done = run_python(CLI, "summary", str(root), "--json", "--catalog", str(ahead))
         assert done.returncode == 0, done.stderr
+        assert "relidash-test: walking ahead" in done.stderr
         assert "the parent walked" not in done.stderr
+        assert "a child was left" not in done.stderr
         code, out, err = run_in_process(
             ["summary", str(root), "--json", "--catalog", str(itself)], capsys
         )
@@ -240,3 +284,14 @@ def test_the_parser_spells_the_metrics_and_the_latest_release_as_analysis_does()
     assert ci.METRICS == METRICS
     assert ci.METRIC_PASS_HAT_K == METRIC_PASS_HAT_K
     assert ci.LATEST == LATEST
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")
+def test_a_command_that_stops_before_its_load_ends_the_walk(tmp_path: Path) -> None:
+    root = reports_tree(tmp_path / "reports")
+    inside = root / "catalog.duckdb"  # refused: relidash never writes into the reports
+    done = run_python(CLI, "summary", str(root), "--json", "--catalog", str(inside))
+    assert done.returncode == 2
+    assert "inside the reports directory" in done.stderr
+    assert "relidash-test: walking ahead" in done.stderr
+    assert "a child was left" not in done.stderr

@@ -23,9 +23,9 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "walk_ahead", False):
-        walk_ahead(args.directory)
     try:
+        if getattr(args, "walk_ahead", False):
+            walk_ahead(args.directory)
         return int(args.handler(args))
     except UsageError as exc:
         print(f"relidash: {exc}", file=sys.stderr)

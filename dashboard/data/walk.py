@@ -13,6 +13,7 @@ cheap to import (no numpy, no DuckDB): the command imports it before anything he
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import marshal
 import os
@@ -24,7 +25,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 import xxhash
 
@@ -291,33 +292,62 @@ def walk_ahead(directory: str | Path) -> None:
     """Begin walking `directory` in a child process; `take_walk` gets the result.
 
     Only from a process with no other thread (a fork copies just the calling thread, and
-    a lock another thread held would stay locked in the child), on Linux, and for an
-    existing directory; otherwise nothing happens and the load walks itself.
+    a lock another thread held would stay locked in the child), on Linux, with SIGCHLD not
+    ignored (the child is waited for), and for an existing directory; otherwise nothing
+    happens and the load walks itself. The walk is of the directory as it is now, before
+    the command opens its catalog: a load another process ends in between is repaired by
+    the next one, as when a file changes during a load.
     """
     global _ahead
-    root = os.path.realpath(directory)  # as the source resolves its root
     if _ahead is not None or not hasattr(os, "fork") or not _single_threaded():
         return
+    if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        return
+    root = os.path.realpath(directory)  # as the source resolves its root
     if not os.path.isdir(root):
         return
-    read_end, write_end = os.pipe()
+    # Ctrl-C between the fork and the bookkeeping would leave a child nobody ends, or run
+    # the parent's code in the child: both wait until the child is on its own and known
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
     try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return
-    if pid == 0:  # the child: walk, write, and leave without running the parent's exit code
-        status = 1
         try:
+            read_end, write_end = os.pipe()
+        except OSError:  # out of descriptors: the load walks itself
+            return
+        try:
+            pid = os.fork()
+        except OSError:
             os.close(read_end)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it with the parent
-            _write_all(write_end, _encoded_walk(root))
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    _ahead = _Ahead(root, pid, read_end)
+            os.close(write_end)
+            return
+        if pid == 0:
+            _walk_and_leave(root, read_end, write_end, mask)
+        os.close(write_end)
+        _ahead = _Ahead(root, pid, read_end)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+
+
+def _walk_and_leave(root: str, read_end: int, write_end: int, mask: Iterable[int]) -> NoReturn:
+    """The child: walk, write, and leave without running any of the parent's code."""
+    status = 1
+    try:
+        os.close(read_end)
+        for stopping in _STOPPING:  # Ctrl-C and a kill end it as they end the parent
+            signal.signal(stopping, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        # the caller's pipes (stdout into `| head`, a test's capture) are not held open by
+        # a walk that outlives a killed parent
+        quiet = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(quiet, fd)
+        _write_all(write_end, _encoded_walk(root))
+        status = 0
+    finally:
+        os._exit(status)
 
 
 def take_walk(root: str | Path) -> WalkedListing | None:
@@ -334,9 +364,11 @@ def take_walk(root: str | Path) -> WalkedListing | None:
     try:
         while chunk := os.read(ahead.fd, 1 << 20):
             chunks.append(chunk)
-    finally:
         os.close(ahead.fd)
-    _, status = os.waitpid(ahead.pid, 0)
+        _, status = os.waitpid(ahead.pid, 0)
+    except BaseException:  # Ctrl-C while waiting: the child is ended, not left a zombie
+        _end(ahead)
+        raise
     if status != 0:
         return None
     try:
@@ -354,12 +386,11 @@ def abandon_walk() -> None:
 
 
 def _end(ahead: _Ahead) -> None:
-    os.close(ahead.fd)  # a child still writing gets EPIPE and leaves
-    try:
+    with contextlib.suppress(OSError):
+        os.close(ahead.fd)  # a child still writing gets EPIPE and leaves
+    with contextlib.suppress(ProcessLookupError, ChildProcessError):
         os.kill(ahead.pid, signal.SIGTERM)
         os.waitpid(ahead.pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
 
 
 def _single_threaded() -> bool:
