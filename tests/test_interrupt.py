@@ -56,3 +56,28 @@ def test_ctrl_c_during_a_load_exits_130_in_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr.decode()
     assert len(json.loads(done.stdout)["reports"]) == COPIES
+
+
+STOPPED_IMPORT = r"""
+import sys
+class CtrlC:  # a Ctrl-C while the command's modules are being imported
+    def find_spec(self, name, path=None, target=None):
+        if name == "dashboard.cli.main":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, CtrlC())
+from dashboard.cli.entry import run
+sys.exit(run())
+"""
+
+
+def test_ctrl_c_during_the_imports_exits_130_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_IMPORT, "summary", "."],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 130
+    assert done.stderr == "relidash: interrupted\n"

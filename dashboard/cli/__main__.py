@@ -1,5 +1,5 @@
 """`python -m dashboard.cli`: the `relidash` command."""
 
-from dashboard.cli.main import main
+from dashboard.cli.entry import run
 
-raise SystemExit(main())
+raise SystemExit(run())

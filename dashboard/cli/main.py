@@ -14,10 +14,8 @@ import argparse
 import sys
 
 from dashboard.cli import ci, reports, review, simulate
-from dashboard.cli.common import EXIT_OK, EXIT_USAGE, UsageError
+from dashboard.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 from dashboard.data.walk import abandon_walk, walk_ahead
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def main(argv: list[str] | None = None) -> int:
