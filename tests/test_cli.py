@@ -371,3 +371,13 @@ def test_a_damaged_catalog_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
     code, out, _ = run_main(["summary", str(SAMPLES), "--json", "--catalog", str(catalog)])
     assert code == 0 and json.loads(out)["reports"]
     assert (tmp_path / "catalog.duckdb.broken").read_bytes() == bytes(data)
+
+
+def test_the_parser_spells_the_metrics_and_the_latest_release_as_analysis_does() -> None:
+    from dashboard.analysis.releases import LATEST
+    from dashboard.cli import ci
+    from dashboard.stats import METRIC_PASS_HAT_K, METRICS
+
+    assert ci.METRICS == METRICS
+    assert ci.METRIC_PASS_HAT_K == METRIC_PASS_HAT_K
+    assert ci.LATEST == LATEST

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from report_files import is_report
 
-from dashboard.cli import ci
 from dashboard.data import walk
 from dashboard.data.walk import ListingParts, scan_directory
 
@@ -275,15 +274,6 @@ def test_summary_loads_from_the_walk_ahead_as_from_its_own(
     after, in_process = both()
     assert "1 parsed, 5 unchanged" in after
     assert "1 parsed, 5 unchanged" in in_process
-
-
-def test_the_parser_spells_the_metrics_and_the_latest_release_as_analysis_does() -> None:
-    from dashboard.analysis.releases import LATEST
-    from dashboard.stats import METRIC_PASS_HAT_K, METRICS
-
-    assert ci.METRICS == METRICS
-    assert ci.METRIC_PASS_HAT_K == METRIC_PASS_HAT_K
-    assert ci.LATEST == LATEST
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")

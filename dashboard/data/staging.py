@@ -245,6 +245,10 @@ STAGE_DATABASE = "relidash_stage"
 STAGE_PARTS = tuple(f"{STAGE_DATABASE}.part_{i}" for i in range(2))
 
 
+def _attach_stage(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")  # a constant name
+
+
 def stage_strict_parts(
     con: duckdb.DuckDBPyConnection,
     abspaths: list[str],
@@ -263,7 +267,7 @@ def stage_strict_parts(
     busy in another thread.
     """
     if not cursors:
-        con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")
+        _attach_stage(con)
     query = load_query("stage_reports_strict")
     count = min(len(names), len(abspaths))
     # every other file to each part: a batch's large files are of similar sizes
@@ -313,14 +317,15 @@ class StrictStager:
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
-        self.cursors: list[duckdb.DuckDBPyConnection] = []  # at the first start: most
+        # made at the first start: most loads (small files, one changed file) never start one
+        self.cursors: list[duckdb.DuckDBPyConnection] = []
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-strict")
-        self.turn = 0  # loads (small files, one changed file) never start one
+        self.turn = 0
 
     def start(self, abspaths: list[str]) -> Future[list[str]]:
         """Begin the strict parse of these files; call from the thread that owns `con`."""
         if not self.cursors:
-            self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")
+            _attach_stage(self.con)
             self.cursors = [self.con.cursor() for _ in STAGE_PARTS]
         names = self.SLOTS[self.turn]
         self.turn = 1 - self.turn

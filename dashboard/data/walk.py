@@ -413,7 +413,8 @@ def _encoded_walk(root: str) -> bytes:
     columns: dict[str, tuple[list[str], array[int], array[int]]] = {}
     for _, prefix, names, sizes, mtimes in _walk(root, problems):
         paths, part_sizes, part_mtimes = columns.setdefault(
-            prefix.partition("/")[0], ([], array("q"), array("q"))
+            part_of(prefix),
+            ([], array("q"), array("q")),  # a prefix ends with "/"
         )
         paths += [prefix + name for name in names]
         part_sizes.extend(sizes)
