@@ -35,7 +35,7 @@ from dashboard.data.catalog import (
 )
 from dashboard.data.ingest import IngestResult
 from dashboard.data.queries import execute
-from dashboard.data.schema import REPORT_COLUMNS
+from dashboard.data.schema import REPORT_COLUMNS, REPORT_TABLES
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -693,6 +693,65 @@ def test_deleted_files_and_their_problems_go(
     after = summary.summary_json(con)
     assert after["problems"] == [p for p in document["problems"] if p["file"] not in gone]
     assert set(records(after)) == set(records(document)) - gone
+
+
+def _rows_by_file(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Each report table's rows counted by the file they came from (report ids differ
+    between loads), and any row whose report is gone."""
+    counts: dict[str, Any] = {}
+    for table in REPORT_TABLES:
+        counts[table] = con.execute(
+            f"SELECT r.file, count(*) FROM {table} t JOIN reports r USING (report_id) "
+            "GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        counts[f"{table} orphans"] = con.execute(
+            f"SELECT count(*) FROM {table} WHERE report_id NOT IN (SELECT report_id FROM reports)"
+        ).fetchall()
+    counts["files"] = con.execute("SELECT path, size FROM files ORDER BY ALL").fetchall()
+    counts["problems"] = con.execute("SELECT * FROM problems ORDER BY ALL").fetchall()
+    return counts
+
+
+@pytest.mark.parametrize("forgotten", [1, ingest.FEW_FILES, ingest.FEW_FILES + 1])
+def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
+    tmp_path: Path, small_reports: list[Path], file_catalog: Callable[[Path], Any], forgotten: int
+) -> None:
+    """A load forgets a few files by filters and many by a join: either way the catalog
+    holds what a fresh load of the directory holds."""
+    root = tmp_path / "reports"
+    root.mkdir()
+    names = []
+    for i in range(2 * ingest.FEW_FILES + 2):
+        source = small_reports[i % len(small_reports)]
+        names.append(f"r{i:02d}-{source.name}")
+        shutil.copyfile(source, root / names[-1])
+    (root / "empty.json").write_bytes(b"")  # a file problem, forgotten with its file
+    set_old_mtimes(root)
+    con = file_catalog(root)
+    loading.refresh_catalog(con, root)
+    "".join(summary.summary_stream(con))  # stores the entries (report_records)
+    assert con.execute("SELECT count(*) FROM report_records").fetchall() == [(len(names),)]
+    removed, rewritten = names[:forgotten], names[forgotten : 2 * forgotten]
+    for name in removed:
+        (root / name).unlink()
+    (root / "empty.json").unlink()
+    for name in rewritten:  # other bytes, the same report
+        path = root / name
+        path.write_text(json.dumps(json.loads(path.read_text())))
+    set_old_mtimes(root)
+    result = loading.refresh_catalog(con, root)
+    assert (result.removed, result.parsed) == (forgotten + 1, forgotten)
+    incremental = summary.summary_json(con)
+    fresh = open_catalog(MEMORY)
+    try:
+        loading.refresh_catalog(fresh, root)
+        assert incremental == summary.summary_json(fresh)
+        "".join(summary.summary_stream(con))
+        "".join(summary.summary_stream(fresh))
+        assert _rows_by_file(con) == _rows_by_file(fresh)
+    finally:
+        fresh.close()
+    assert not {r["file"] for r in incremental["reports"]} & {*removed, "empty.json"}
 
 
 def test_deleted_bad_directory_entries_and_their_problems_go(

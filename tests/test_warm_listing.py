@@ -19,6 +19,7 @@ from report_files import is_report
 from dashboard.analysis import loading
 from dashboard.data import freshness, ingest
 from dashboard.data.catalog import open_catalog
+from dashboard.data.walk import part_of
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9
@@ -199,3 +200,24 @@ def test_an_unchanged_listing_writes_nothing(root: Path, con: Any, tmp_path: Pat
     loading.refresh_catalog(con, root)
     assert (wal.stat().st_size if wal.exists() else 0) > before
     assert not freshness.directory_changed(con, root)
+
+
+@pytest.mark.parametrize("few_parts", [freshness.FEW_PARTS, 0])
+def test_known_files_of_parts_are_the_records_whose_part_is_listed(
+    con: Any, monkeypatch: pytest.MonkeyPatch, few_parts: int
+) -> None:
+    """By prefix (a few parts) or by name (many), the records asked for are those whose
+    part_of is one of the parts: names with LIKE's wildcards, a prefix of another part's
+    name, nested directories and the top level's own files included."""
+    monkeypatch.setattr(freshness, "FEW_PARTS", few_parts)
+    paths = [
+        "a/x.json", "ab/y.json", "a.json", "a_b/z.json", "a%/w.json", "x.json",
+        "a/b/c.json", "'q/v.json", "ab/a/u.json",
+    ]  # fmt: skip
+    con.execute(
+        "INSERT INTO files SELECT unnest($p), unnest($s), 0, NULL, NULL, false, ''",
+        {"p": paths, "s": list(range(len(paths)))},
+    )
+    for parts in [{"a"}, {""}, {"a", ""}, {"ab", "a%"}, {"a_b", "'q", "missing"}, set()]:
+        expected = {p: (i, 0, False, "") for i, p in enumerate(paths) if part_of(p) in parts}
+        assert freshness.known_files(con, parts) == expected, parts

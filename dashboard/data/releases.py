@@ -146,9 +146,12 @@ def order_releases(
 
 def assign_releases(
     con: duckdb.DuckDBPyConnection, config_file: Path | None, suites: list[str] | None = None
-) -> None:
+) -> list[int]:
     """Fill reports.release, release_source and release_rank for every report of `suites`
-    (None: of every suite), by the relidash.toml in `config_file` (None: the defaults)."""
+    (None: of every suite), by the relidash.toml in `config_file` (None: the defaults).
+
+    Returns the reports whose release label moved (not those labelled for the first
+    time): a summary entry stored for one of them names the old label."""
     config = read_release_config(config_file)
     con.execute("DELETE FROM problems WHERE file = $f", {"f": CONFIG_NAME})
     if config.problem:
@@ -166,7 +169,7 @@ def assign_releases(
     columns = [d[0] for d in cursor.description or []]
     rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
     if not rows:
-        return
+        return []
     before = {r["report_id"]: (r["release"], r["release_source"], r["release_rank"]) for r in rows}
     by_suite: dict[str, list[tuple[str, datetime | None]]] = {}
     for row in rows:
@@ -186,7 +189,7 @@ def assign_releases(
         if before[r["report_id"]] != (r["release"], r["release_source"], r["release_rank"])
     ]
     if not rows:
-        return
+        return []
     # plain rows and bound lists: no DataFrame, so a load that changed one file stays fast
     con.execute(
         "UPDATE reports SET release = u.release, release_source = u.source, "
@@ -200,3 +203,8 @@ def assign_releases(
             "ranks": [r["release_rank"] for r in rows],
         },
     )
+    return [
+        r["report_id"]
+        for r in rows
+        if before[r["report_id"]][0] is not None and before[r["report_id"]][0] != r["release"]
+    ]
