@@ -12,12 +12,14 @@ $(VENV)/.run-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m compileall -q dashboard  # where PYTHONDONTWRITEBYTECODE is set, too
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q dashboard
 	touch $(VENV)/.run-installed $@
 
 run: $(VENV)/.run-installed

@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import make_inspect_fixtures as fixtures  # noqa: E402
 import zstandard  # noqa: E402
-from bench_load import run_timed  # noqa: E402
+from bench_load import fresh_bytecode, run_timed  # noqa: E402
 
 from dashboard.data.formats.zip_members import read_directory  # noqa: E402
 
@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     default_out = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     parser.add_argument("--out", type=Path, default=default_out / "relidash-bench-inspect")
     args = parser.parse_args(argv)
+    fresh_bytecode()
 
     python = fixtures.ensure_venv()
     corpus = ensure_corpus(args.out, args.logs, python)

@@ -26,7 +26,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+from bench_load import fresh_bytecode  # noqa: E402
 from servers import free_port, healthy, quiet_since, stop_group  # noqa: E402
 
 QUIET = 0.5
@@ -72,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--relidash", default=str(REPO / ".venv" / "bin" / "relidash"))
     args = parser.parse_args(argv)
+    fresh_bytecode()
 
     from playwright.sync_api import sync_playwright
 

@@ -40,7 +40,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+from bench_load import fresh_bytecode  # noqa: E402
 from s3_server import AWS_CLEARED, aws_variables, moto_server, s3_client  # noqa: E402
 
 BUCKET = "relidash-bench"
@@ -164,6 +166,7 @@ def main() -> None:
     default_out = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     parser.add_argument("--out", type=Path, default=default_out / "relidash-bench-s3")
     args = parser.parse_args()
+    fresh_bytecode()
     args.out.mkdir(parents=True, exist_ok=True)
     corpus = build_corpus(args.out, args.objects)
     url = f"s3://{BUCKET}/{PREFIX}"
