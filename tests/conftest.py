@@ -5,4 +5,28 @@ it, AWS variables pointing at it, one fresh bucket per test) live in tests/s3_se
 named here, every module can ask for them by name.
 """
 
+import os
+import sys
+
+import pytest
 from s3_server import aws_env, moto_url, proxy, store  # noqa: F401
+
+_exit_status: int | None = None  # set once the session has finished
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    global _exit_status
+    _exit_status = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the test process without the interpreter's finalization, once every result
+    is reported: DuckDB can abort a process whose connection is finalized during it
+    ('terminate called ... FATAL: exception not rethrown', SIGABRT; duckdb/duckdb#13904,
+    open), which ended one passing run of this project's tests with SIGABRT."""
+    if _exit_status is None:  # stopped before a session: pytest says why and exits
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_exit_status)
