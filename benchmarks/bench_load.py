@@ -23,7 +23,6 @@ cache (git-ignored), brought up to date before anything is timed.
 from __future__ import annotations
 
 import argparse
-import compileall
 import hashlib
 import json
 import math
@@ -228,15 +227,20 @@ class Timed:
     stderr: bytes
 
 
-def fresh_bytecode() -> None:
-    """Bring dashboard/'s bytecode cache up to date before anything is timed.
+def fresh_bytecode(python: str | Path = sys.executable) -> None:
+    """Bring dashboard/'s bytecode cache up to date, with `python`, before anything is timed.
 
-    Python writes it at an import, unless PYTHONDONTWRITEBYTECODE is set (as on this
-    machine): then a module edited since its cache was written is compiled from source at
-    every command, and the tenth session's figures carried 30-130 ms of that. The cache is
-    what an installed copy has; it is git-ignored.
+    That cache is what an installed copy has (pip compiles at install; a checkout writes
+    it at its first import). But where PYTHONDONTWRITEBYTECODE is set (this machine sets
+    it), a module edited since its cache was written is compiled at every start: 0.06 s
+    of each sub-second figure here, and in bench_long's up to the tenth session 30-130 ms.
+    The cache is git-ignored.
     """
-    compileall.compile_dir(REPO / "dashboard", quiet=1)
+    subprocess.run(
+        [str(python), "-m", "compileall", "-q", str(REPO / "dashboard")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def run_timed(
@@ -415,7 +419,6 @@ def main(argv: list[str] | None = None) -> int:
         "median ratio of a pair is reported, with the spread (default 3)",
     )
     args = parser.parse_args(argv)
-    fresh_bytecode()
     if args.smoke:
         args.reports = 60 if args.reports == 2000 else args.reports
         args.target_gb = 0.1 if args.target_gb == 2.0 else args.target_gb
@@ -452,21 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
 
-    # relidash's bytecode, as an installed copy has it (pip compiles at install; a checkout
-    # writes it on its first import). Without this, a machine that sets
-    # PYTHONDONTWRITEBYTECODE (this one does) compiles relidash's modules at every start:
-    # 0.06 s of each sub-second figure.
-    subprocess.run(
-        [
-            str(Path(args.relidash).with_name("python")),
-            "-m",
-            "compileall",
-            "-q",
-            str(REPO / "dashboard"),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    fresh_bytecode(Path(args.relidash).with_name("python"))  # relidash's own interpreter
 
     # 1. raw parse (also warms the page cache equally for everything that follows)
     print("measuring: raw JSON parse…", flush=True)
