@@ -117,6 +117,12 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def meta_values(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Every key of `meta`: one statement where a load would ask for several."""
+    rows = con.execute("SELECT key, value FROM meta WHERE value IS NOT NULL").fetchall()
+    return {str(key): str(value) for key, value in rows}
+
+
 def write_meta(con: duckdb.DuckDBPyConnection, values: Mapping[str, str]) -> None:
     """Set these keys of `meta`, in one statement: each upsert costs 4-20 ms at 100,000
     reports, a few rows no more than one."""
@@ -170,7 +176,7 @@ def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the catalog's tables are this version's and no load was killed midway
     (an empty database counts: the layout is created on it)."""
     try:
-        rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        rows = meta_values(con)
     except duckdb.CatalogException:  # no meta table: only an empty database will do
         return bool(con.execute("SELECT count(*) FROM duckdb_tables()").fetchall()[0][0] == 0)
     # An ingest that was killed leaves 'ingest_complete' at '0': rebuild rather than show it.

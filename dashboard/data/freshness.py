@@ -45,11 +45,13 @@ def known_files(
         return {}
     elif len(parts) <= FEW_PARTS:
         # a prefix comparison per part: 4 ms over 100,000 paths, against PART_OF_PATH's 20
-        clauses = [
-            f"starts_with(path, $part{i})" if part else "NOT contains(path, '/')"
-            for i, part in enumerate(sorted(parts))
-        ]
-        prefixes = {f"part{i}": f"{part}/" for i, part in enumerate(sorted(parts)) if part}
+        clauses, prefixes = [], {}
+        for i, part in enumerate(sorted(parts)):
+            if part:
+                clauses.append(f"starts_with(path, $part{i})")
+                prefixes[f"part{i}"] = f"{part}/"
+            else:  # the files at the top
+                clauses.append("NOT contains(path, '/')")
         rows = con.execute(f"{query} WHERE {' OR '.join(clauses)}", prefixes).fetchall()
     else:
         rows = con.execute(
@@ -106,12 +108,6 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
 def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
     """A counter bumped by every load that changed the catalog (a cache key)."""
     return int(meta_value(con, "version") or 0)
-
-
-def meta_values(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """Every key of `meta`: one statement where a load would ask for several."""
-    rows = con.execute("SELECT key, value FROM meta WHERE value IS NOT NULL").fetchall()
-    return {str(key): str(value) for key, value in rows}
 
 
 def meta_value(con: duckdb.DuckDBPyConnection, key: str) -> str | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from dashboard.data.catalog import roll_back, transaction, write_meta
+from dashboard.data.catalog import meta_values, roll_back, transaction, write_meta
 from dashboard.data.formats import INSPECT, harness_of
 from dashboard.data.formats.inspect import CONFIG_NAME, InspectSettings, read_inspect_settings
 from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
@@ -29,7 +29,6 @@ from dashboard.data.freshness import (  # catalog_version, directory_changed: re
     directory_changed,  # noqa: F401
     known_digests,
     known_files,
-    meta_values,
     stored_parts,
     unchanged_key,
 )

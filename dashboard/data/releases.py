@@ -203,8 +203,5 @@ def assign_releases(
             "ranks": [r["release_rank"] for r in rows],
         },
     )
-    return [
-        r["report_id"]
-        for r in rows
-        if before[r["report_id"]][0] is not None and before[r["report_id"]][0] != r["release"]
-    ]
+    # a label before, and another now (a first label is None before)
+    return [r["report_id"] for r in rows if before[r["report_id"]][0] not in (None, r["release"])]
