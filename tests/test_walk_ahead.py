@@ -56,7 +56,7 @@ def reports_tree(root: Path) -> Path:
 
 def test_the_encoded_walk_is_the_walk(tmp_path: Path) -> None:
     root = str(reports_tree(tmp_path / "reports"))
-    walked = walk._decoded_walk(root, walk._encoded_walk(root))
+    walked = walk._decoded_walk(root, [walk._encoded_walk(root)])
     entries, problems = scan_directory(Path(root), racy_after=walked.parts.entries._racy_after)  # type: ignore[attr-defined]
     assert [e.path for e in entries] == [
         "top.json",
@@ -73,9 +73,42 @@ def test_the_encoded_walk_is_the_walk(tmp_path: Path) -> None:
     assert list(walked.entries) == entries
 
 
+@pytest.mark.parametrize("walkers", [1, 2, 3, 5, 20])
+def test_shares_walked_apart_join_into_the_walk(tmp_path: Path, walkers: int) -> None:
+    """However the top-level names are shared out, the joined walk is the one walk: the
+    files at the top (here spread over several shares) in order, with their part's
+    digest made over all of them; the top's problems before those below."""
+    root = reports_tree(tmp_path / "reports")
+    for name in ("a-first.json", "m-middle.json", "zz-last.json"):
+        shutil.copyfile(root / "top.json", root / name)
+        os.utime(root / name, ns=(OLD_NS, OLD_NS))
+    for broken in ("b-broken.json", "zz-broken.json"):
+        (root / broken).symlink_to(root / "nowhere.json")
+    top = sorted(name for name in os.listdir(root) if not name.startswith("."))
+    shares = walk._shares(top, walkers)
+    assert [name for share in shares for name in share] == top
+    assert len(shares) == min(walkers, len(top))
+    racy_after = walk.racy_threshold()
+    walked = walk._decoded_walk(
+        str(root), [walk._encoded_walk(str(root), share, racy_after) for share in shares]
+    )
+    entries, problems = scan_directory(root, racy_after=racy_after)
+    assert list(walked.entries) == entries
+    assert len(walked.entries) == len(entries) == 9
+    assert walked.problems == problems
+    assert [p.path for p in problems] == [
+        "b-broken.json",
+        "folder.json",
+        "zz-broken.json",
+        "suite-b/broken.json",
+    ]
+    assert walked.parts.digests == ListingParts.of(entries).digests
+    assert list(walked.parts.digests) == list(ListingParts.of(entries).digests)
+
+
 def test_a_part_is_decoded_only_when_asked_for(tmp_path: Path) -> None:
     root = str(reports_tree(tmp_path / "reports"))
-    walked = walk._decoded_walk(root, walk._encoded_walk(root))
+    walked = walk._decoded_walk(root, [walk._encoded_walk(root)])
     parts = walked.parts
     assert set(parts.digests) == {"", "folder.json", "suite-a", "suite-b"}
     assert len(walked.entries) == 6
@@ -90,7 +123,7 @@ def test_a_part_is_decoded_only_when_asked_for(tmp_path: Path) -> None:
 def test_a_file_modified_just_before_the_walk_is_racy(tmp_path: Path) -> None:
     root = reports_tree(tmp_path / "reports")
     (root / "suite-a" / "one.json").touch()
-    walked = walk._decoded_walk(str(root), walk._encoded_walk(str(root)))
+    walked = walk._decoded_walk(str(root), [walk._encoded_walk(str(root))])
     racy = {e.path for e in walked.entries if e.racy}
     assert racy == {"suite-a/one.json"}
 
@@ -110,9 +143,11 @@ def counted(*args):
 walk._walk = counted
 mode = sys.argv[3]
 if mode == "fail":
-    def failing(root):
+    def failing(*args):
         raise OSError("the child cannot walk")
     walk._encoded_walk = failing
+if mode == "three children":  # as on a machine with three cores or more
+    walk._walkers = lambda: 3
 if mode == "sigchld":  # children reaped by the kernel: none can be waited for
     import signal
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
@@ -122,6 +157,7 @@ if mode == "native threads":  # DuckDB's own threads, which Python does not coun
     con.execute("SELECT 1").fetchall()
 walk.walk_ahead(root)
 begun = walk._ahead is not None
+walkers = len(walk._ahead.children) if begun else 0
 if mode == "abandon":  # the command stopped before its load
     walk.abandon_walk()
     taken = None
@@ -134,6 +170,7 @@ except ChildProcessError:
     children = False
 print(json.dumps({
     "begun": begun,
+    "walkers": walkers,
     "taken": None if taken is None else [list(e) for e in taken.entries],
     "problems": None if taken is None else [[p.path, p.reason] for p in taken.problems],
     "parent_walks": walks,
@@ -162,11 +199,14 @@ def probe(root: Path, mode: str, other: Path | None = None) -> dict[str, object]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the walk ahead runs on Linux only")
-def test_a_fresh_process_walks_ahead_in_a_child(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["take", "three children"])
+def test_a_fresh_process_walks_ahead_in_a_child(tmp_path: Path, mode: str) -> None:
     root = reports_tree(tmp_path / "reports")
-    result = probe(root, "take")
+    result = probe(root, mode)
     entries, problems = scan_directory(root)
     assert result["begun"] is True
+    if mode == "three children":
+        assert result["walkers"] == 3
     assert result["parent_walks"] == []  # the parent walked nothing itself
     assert result["taken"] == [[*e[:4], False, ""] for e in entries]
     assert result["problems"] == [[p.path, p.reason] for p in problems]
