@@ -103,6 +103,8 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     source that cannot be listed or fetched is a usage error (exit 2) naming the URL; the
     catalog keeps every row it had.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from dashboard.data.catalog import MEMORY, open_catalog  # DuckDB: not at parse
     from dashboard.data.sources.reports import BucketSource, catalog_location
 
@@ -111,10 +113,14 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     location = catalog_location(source, args.catalog)
     # built from nothing here (e.g. by CI, to seed replicas): its file alone must hold it
     args._fresh_catalog = location != MEMORY and not os.path.exists(location)
-    con = open_catalog(location)
-    bar = ProgressBar(stream or sys.stderr)
-    from dashboard.analysis.loading import refresh_catalog  # numpy and the stats: not at parse
+    # The catalog opens (DuckDB, which lets go of the interpreter lock) while numpy and
+    # the stats are imported: 40-100 ms of a warm command at 100,000 reports
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-open") as opener:
+        opening = opener.submit(open_catalog, location)
+        from dashboard.analysis.loading import refresh_catalog  # numpy and the stats: not at parse
 
+        con = opening.result()
+    bar = ProgressBar(stream or sys.stderr)
     try:
         result = refresh_catalog(
             con, source, max_bytes=int(args.max_file_mb * 1024 * 1024), progress=bar.update

@@ -79,6 +79,7 @@ def register(subparsers: Any) -> None:
 def cmd_summary(args: argparse.Namespace) -> int:
     """The summary, written as it is built: output begins within one batch's time and
     memory stays flat however many reports the directory holds."""
+    con = load(args, settle=False)  # first: it imports numpy while the catalog opens
     from dashboard.analysis.summary import (
         loaded_suites,
         summary_entries,
@@ -86,7 +87,6 @@ def cmd_summary(args: argparse.Namespace) -> int:
         summary_stream,
     )
 
-    con = load(args, settle=False)
     suites, release = args.suite, args.release
     known = loaded_suites(con)
     unknown = sorted(set(suites or []) - known)
