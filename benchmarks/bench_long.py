@@ -8,7 +8,7 @@ run, each as a subprocess with its own peak RSS (os.wait4):
   and the catalog's size against the reports';
 - warm `relidash summary DIR --suite S --json` for one suite of `--releases` releases, and
   again after one of its files changed (each the median of `--repeats` runs, beside the
-  floor measured between them: a fresh process importing the CLI while a child walks the
+  floor measured between them: a fresh process importing the CLI while children walk the
   directory, as every such command does before anything else);
 - warm whole-history `--json` (every report): time to its first byte (a median) and to
   the end, and its peak RSS; and `--by release` the same;
