@@ -341,10 +341,10 @@ def walk_ahead(directory: str | Path) -> None:
                 _walk_and_leave(root, share, racy_after, read_end, write_end, mask)
             os.close(write_end)
             children.append((pid, read_end))
-        else:
+        else:  # every share has its child
             _ahead = _Ahead(root, tuple(children))
-        if _ahead is None:
-            _end(children)
+            return
+        _end(children)  # a pipe or a fork failed: the load walks itself
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
@@ -353,9 +353,11 @@ _STOPPING = {signal.SIGINT, signal.SIGTERM}
 
 
 def _walkers() -> int:
+    """Children to walk with: the usable cores, at most MOST_WALKERS (walk_ahead runs on
+    Linux only, where sched_getaffinity exists)."""
     try:
         usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
+    except OSError:
         usable = os.cpu_count() or 1
     return max(1, min(MOST_WALKERS, usable))
 
