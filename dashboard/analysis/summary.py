@@ -8,7 +8,7 @@ Must not: import Streamlit or Altair, hold SQL text, or print.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,11 @@ from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from dashboard.data.catalog import SettleAhead
+
+# What stores the entries a summary built: (connection, [(report_id, entry text)]).
+Keep = Callable[[duckdb.DuckDBPyConnection, list[tuple[int, str]]], None]
 
 
 def report_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -297,6 +302,7 @@ def summary_entries(
     by: str = "file",
     suites: Sequence[str] | None = None,
     release: str | None = None,
+    keep: Keep = store_records,
 ) -> Iterator[str]:
     """Each entry of the summary document as compact JSON text, a batch at a time.
 
@@ -305,6 +311,8 @@ def summary_entries(
     batch reads from DuckDB (its stored entries, the cells of those it builds) is read on
     a cursor of its own while the batch before it is written: after a cold load of
     100,000 reports, DuckDB's part of building their entries was about half of the time.
+    The entries built are stored by `keep` (HeldRecords: while the load's log is
+    checkpointed).
     """
     cursor = con.cursor()
     try:
@@ -313,16 +321,41 @@ def summary_entries(
             for batch in chosen_rows(con, by, suites, release):
                 reads = pool.submit(_batch_reads, cursor, batch)
                 if ahead is not None:
-                    yield from _batch_entries(con, by, *ahead)
+                    yield from _batch_entries(con, by, *ahead, keep)
                 ahead = (batch, reads)
             if ahead is not None:
-                yield from _batch_entries(con, by, *ahead)
+                yield from _batch_entries(con, by, *ahead, keep)
     finally:
         cursor.close()
 
 
 # A batch's stored entries by report id, the rows without one, and their cells.
 _BatchReads = tuple[dict[int, str], list[dict[str, Any]], EntryCells]
+
+
+class HeldRecords:
+    """Stores built entries as store_records does, except while `settling` checkpoints
+    the load's log (writers would wait for it): those are held, at most HELD_MOST of
+    them, and stored at the first batch after it, or by `flush`."""
+
+    HELD_MOST = 5000  # about 5 MB of entries
+
+    def __init__(self, settling: SettleAhead) -> None:
+        self.settling = settling
+        self.held: list[tuple[int, str]] = []
+
+    def __call__(self, con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]) -> None:
+        if self.settling.running() and len(self.held) + len(records) <= self.HELD_MOST:
+            self.held += records
+            return
+        self.settling.wait()
+        self.flush(con)
+        store_records(con, records)
+
+    def flush(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Store what is held (after settling.wait(): before, it waits for the checkpoint)."""
+        held, self.held = self.held, []
+        store_records(con, held)
 
 
 def _batch_reads(cursor: duckdb.DuckDBPyConnection, batch: list[dict[str, Any]]) -> _BatchReads:
@@ -336,14 +369,16 @@ def _batch_entries(
     by: str,
     batch: list[dict[str, Any]],
     reads: Future[_BatchReads],
+    keep: Keep,
 ) -> Iterator[str]:
-    """The batch's entries in order: stored, or built (and stored) from its reads."""
+    """The batch's entries in order: stored, or built (and kept) from its reads."""
     entries, missing, cells = reads.result()
     fresh = [
         (row["report_id"], text)
         for row, text in zip(missing, report_entries(con, missing, cells), strict=True)
     ]
-    store_records(con, fresh)
+    if fresh:
+        keep(con, fresh)
     entries.update(fresh)
     for row in batch:
         text = entries[row["report_id"]]
@@ -390,11 +425,12 @@ def summary_stream(
     by: str = "file",
     suites: Sequence[str] | None = None,
     release: str | None = None,
+    keep: Keep = store_records,
 ) -> Iterator[str]:
     """`relidash summary --json`'s document as pieces of compact JSON text, to be written
     as they come: the first within a batch's time, memory flat in the number of reports."""
     yield '{"releases": [' if by == "release" else '{"reports": ['
-    for i, entry in enumerate(summary_entries(con, by, suites, release)):
+    for i, entry in enumerate(summary_entries(con, by, suites, release, keep)):
         yield entry if i == 0 else ", " + entry
     problems = json.dumps(summary_problems(con, by, suites, release), ensure_ascii=False)
     yield f'], "problems": {problems}}}'

@@ -81,11 +81,13 @@ def cmd_summary(args: argparse.Namespace) -> int:
     memory stays flat however many reports the directory holds."""
     con = load(args, settle=False)  # first: it imports numpy while the catalog opens
     from dashboard.analysis.summary import (
+        HeldRecords,
         loaded_suites,
         summary_entries,
         summary_problems,
         summary_stream,
     )
+    from dashboard.data.catalog import SettleAhead
 
     suites, release = args.suite, args.release
     known = loaded_suites(con)
@@ -94,22 +96,30 @@ def cmd_summary(args: argparse.Namespace) -> int:
         raise UsageError(
             f"no suite named {unknown[0]!r} (suites: {', '.join(sorted(map(str, known))) or 'none loaded'})"
         )
+    # the load's log is checkpointed while the entries are built; those built meanwhile
+    # are held, and the last settle takes them
+    settling = SettleAhead(con)
+    keep = HeldRecords(settling)
     out = sys.stdout
-    if args.json and not out.isatty():  # compact in a pipe: what tools read
-        for piece in summary_stream(con, args.by, suites, release):
-            out.write(piece)
-        out.write("\n")
-    elif args.json:  # a person at a terminal: indented, and small enough to hold
-        text = "".join(summary_stream(con, args.by, suites, release))
-        out.write(json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n")
-    else:
-        from dashboard.render.terminal import render_summary_lines
+    try:
+        if args.json and not out.isatty():  # compact in a pipe: what tools read
+            for piece in summary_stream(con, args.by, suites, release, keep):
+                out.write(piece)
+            out.write("\n")
+        elif args.json:  # a person at a terminal: indented, and small enough to hold
+            text = "".join(summary_stream(con, args.by, suites, release, keep))
+            out.write(json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n")
+        else:
+            from dashboard.render.terminal import render_summary_lines
 
-        rows = (json.loads(e) for e in summary_entries(con, args.by, suites, release))
-        problems = summary_problems(con, args.by, suites, release)
-        for text in render_summary_lines(rows, problems, args.by):
-            out.write(text)
-    settle_loaded(args, con)  # the load and the entries it stored, in one checkpoint
+            rows = (json.loads(e) for e in summary_entries(con, args.by, suites, release, keep))
+            problems = summary_problems(con, args.by, suites, release)
+            for text in render_summary_lines(rows, problems, args.by):
+                out.write(text)
+    finally:
+        settling.wait()
+    keep.flush(con)
+    settle_loaded(args, con)  # the entries stored since (and the load, if not yet)
     return EXIT_OK
 
 
