@@ -102,3 +102,19 @@ def test_cli_suite_filter_and_unknown_suite(capsys: pytest.CaptureFixture[str]) 
         ["summary", str(SAMPLE), "--suite", "nope", "--catalog", ":memory:"], capsys
     )
     assert code == 2 and "no suite named 'nope'" in err and "code-agent" in err
+
+
+def test_an_unknown_suite_still_leaves_the_load_checkpointed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 for a suite the catalog lacks comes after the load: its log is checkpointed
+    all the same, or every later command would replay it on opening."""
+    from cli_run import run_cli
+
+    location = tmp_path / "catalog.duckdb"
+    code, _, err = run_cli(
+        ["summary", str(SAMPLE), "--suite", "nope", "--catalog", str(location)], capsys
+    )
+    assert code == 2 and "no suite named 'nope'" in err
+    log = Path(str(location) + ".wal")
+    assert location.stat().st_size > 0 and (not log.exists() or log.stat().st_size == 0)

@@ -93,6 +93,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
     known = loaded_suites(con)
     unknown = sorted(set(suites or []) - known)
     if unknown:
+        # a mistyped suite still settles the load: every later open would replay its log
+        settle_loaded(args, con)
         raise UsageError(
             f"no suite named {unknown[0]!r} (suites: {', '.join(sorted(map(str, known))) or 'none loaded'})"
         )
