@@ -89,7 +89,9 @@ def catalog_case_rows(directory: Path) -> dict[str, list[dict[str, Any]]]:
         for suite in sorted(
             {r["suite"] for r in fetch_rows(con, "report_overview", suites=None, release=None)}
         ):
-            for row in fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=False):
+            for row in fetch_rows(
+                con, "suite_cases", suite=suite, count_agent_errors=False, report_ids=None
+            ):
                 rows.setdefault(row["file"], []).append(row)
         return rows
     finally:

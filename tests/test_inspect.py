@@ -100,7 +100,11 @@ def record(document: dict[str, Any], rel: str) -> dict[str, Any]:
 
 def case_rows(con: Any, rel: str, count_agent_errors: bool = False) -> list[dict[str, Any]]:
     rows = fetch_rows(
-        con, "suite_cases", suite="ticket_triage", count_agent_errors=count_agent_errors
+        con,
+        "suite_cases",
+        suite="ticket_triage",
+        count_agent_errors=count_agent_errors,
+        report_ids=None,
     )
     return [r for r in rows if r["file"] == rel]
 

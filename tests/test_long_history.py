@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit as st
@@ -149,3 +150,34 @@ def test_releases_charts_draw_the_window_from_their_cached_specs(
     assert metrics == ["pass@k", "pass^k"]
     at.run()
     assert drawn() == [releases, metrics]
+
+
+@pytest.mark.parametrize("span", [(0, 0), (0, 29), (137, 166), (RELEASES - 30, RELEASES - 1)])
+def test_a_window_reads_its_own_cases_and_shows_the_whole_historys_numbers(
+    history: Path, span: tuple[int, int]
+) -> None:
+    """A window's table and cases (read for its releases alone, and the one before its
+    first for the change) equal the whole history's rows for those releases."""
+    from dashboard.analysis.releases import shown_cases
+
+    con = open_catalog(":memory:")
+    refresh_catalog(con, history)
+    overview = report_overview(con)
+    order = overview.sort_values("release_rank")["release"].astype(str).tolist()
+    window = (order[span[0]], order[span[1]])
+    whole = release_table(con, overview, overview["suite"].iloc[0], RUNS)
+    part = release_table(con, overview, overview["suite"].iloc[0], RUNS, window=window)
+    expected = whole.iloc[span[0] : span[1] + 1].reset_index(drop=True)
+    assert plain(part) == plain(expected)
+    releases, cases = shown_cases(con, overview, overview["suite"].iloc[0], False, window)
+    _, every = shown_cases(con, overview, overview["suite"].iloc[0], False)
+    wanted = every[every["report_id"].isin(releases["report_id"])].reset_index(drop=True)
+    assert len(cases) > 0 and plain(cases) == plain(wanted)
+
+
+def plain(frame: Any) -> list[dict[str, Any]]:
+    """A frame's rows with every missing value as None (a window holding only the first
+    release has no change at all: a column of None where the whole history's is NaN), and
+    lists where DuckDB gave arrays (a case's tags)."""
+    rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    return [{k: v.tolist() if hasattr(v, "tolist") else v for k, v in r.items()} for r in rows]

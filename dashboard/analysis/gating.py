@@ -291,7 +291,9 @@ def run_gate(
     """Judge `rules` on one release of a suite; UnknownName for a bad suite, release or slice."""
     releases = find_suite_releases(report_overview(con), suite)
     row = find_release(releases, release)
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
+    cases = run_query(
+        con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
+    )
     check_slices(cases, suite, (rule.slice for rule in rules))
     this = cases[cases["report_id"] == row["report_id"]]
     problems = load_problems(con)

@@ -85,8 +85,14 @@ def shown_cases(
     """(the suite's shown reports in release order, their cases under the policy), of the
     releases in `window` (first, last) when one is given."""
     releases = in_window(suite_releases(overview, suite), window)
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
-    return releases, cases[cases["report_id"].isin(releases["report_id"])]
+    cases = run_query(
+        con,
+        "suite_cases",
+        suite=suite,
+        count_agent_errors=count_agent_errors,
+        report_ids=[int(rid) for rid in releases["report_id"]],
+    )
+    return releases, cases
 
 
 def release_table(
@@ -107,9 +113,14 @@ def release_table(
     releases = in_window(suite_releases(overview, suite), window, keep_previous=True)
     shown = set(releases["report_id"].tolist())
     by_report: dict[Any, list[dict[str, Any]]] = {}
-    for case in fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors):
-        if case["report_id"] in shown:
-            by_report.setdefault(case["report_id"], []).append(case)
+    for case in fetch_rows(
+        con,
+        "suite_cases",
+        suite=suite,
+        count_agent_errors=count_agent_errors,
+        report_ids=sorted(int(rid) for rid in shown),  # the window's cases only
+    ):
+        by_report.setdefault(case["report_id"], []).append(case)
     # the load stored every k of the default policy; other policies are estimated here
     stored = {} if count_agent_errors else stored_pass_k(con, sorted(shown))
     rows = []

@@ -252,7 +252,13 @@ def _slice_deltas(
     count_agent_errors: bool,
 ) -> tuple[SliceDelta, ...]:
     """Δpass^k per case tag carried in either release, matched as `compare` matches."""
-    cases = run_query(con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors)
+    cases = run_query(
+        con,
+        "suite_cases",
+        suite=suite,
+        count_agent_errors=count_agent_errors,
+        report_ids=[int(base_row["report_id"]), int(head_row["report_id"])],
+    )
     base_cases = cases[cases["report_id"] == base_row["report_id"]]
     head_cases = cases[cases["report_id"] == head_row["report_id"]]
     both = pd.concat([base_cases, head_cases])

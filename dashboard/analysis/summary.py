@@ -338,7 +338,7 @@ class HeldRecords:
     the load's log (writers would wait for it): those are held, at most HELD_MOST of
     them, and stored at the first batch after it, or by `flush`."""
 
-    HELD_MOST = 5000  # about 5 MB of entries
+    HELD_MOST = 5000  # a few MB of entry text
 
     def __init__(self, settling: SettleAhead) -> None:
         self.settling = settling

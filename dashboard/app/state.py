@@ -165,7 +165,11 @@ def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFr
     from dashboard.data.queries import run_query
 
     return run_query(
-        catalog().cursor(), "suite_cases", suite=suite, count_agent_errors=count_agent_errors
+        catalog().cursor(),
+        "suite_cases",
+        suite=suite,
+        count_agent_errors=count_agent_errors,
+        report_ids=None,
     )
 
 
