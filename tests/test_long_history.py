@@ -181,3 +181,28 @@ def plain(frame: Any) -> list[dict[str, Any]]:
     lists where DuckDB gave arrays (a case's tags)."""
     rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
     return [{k: v.tolist() if hasattr(v, "tolist") else v for k, v in r.items()} for r in rows]
+
+
+def test_the_pages_of_a_suite_read_that_suites_reports_only(
+    at: AppTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Releases, Gates, Slices and Lottery read the overview of their suite alone: that of
+    every report, 100,000 rows in a long history, is the Data page's (0.2-0.7 s to fetch
+    after each load). Their tables are those of the whole history's (the tests above)."""
+    from dashboard.analysis import summary
+
+    asked: list[object] = []
+    real = summary.report_overview
+
+    def spy(con: object, suites: object = None) -> object:
+        asked.append(None if suites is None else list(suites))  # type: ignore[call-overload]
+        return real(con, suites)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(summary, "report_overview", spy)
+    at.run()
+    for page in ("gates", "slices", "lottery"):
+        at.switch_page(f"page_scripts/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+    assert asked and None not in asked, asked
+    at.switch_page("page_scripts/data.py").run()
+    assert not at.exception and None in asked  # the Data page lists every report

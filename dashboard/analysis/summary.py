@@ -35,8 +35,13 @@ if TYPE_CHECKING:
 Keep = Callable[[duckdb.DuckDBPyConnection, list[tuple[int, str]]], None]
 
 
-def report_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    return run_query(con, "report_overview", suites=None, release=None)
+def report_overview(
+    con: duckdb.DuckDBPyConnection, suites: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """report_overview.sql's rows: of every report, or of these suites' reports."""
+    return run_query(
+        con, "report_overview", suites=None if suites is None else list(suites), release=None
+    )
 
 
 def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

@@ -124,17 +124,23 @@ def overview(version: int) -> pd.DataFrame:
     return summary.report_overview(catalog().cursor())
 
 
-# The pages' suite picker and each suite's releases, cached on their own: a cache hit of
-# `overview` copies every report's row (100,000 of them in a long history), and a page
-# needs the suite names and one suite's releases.
+# What a page of one suite starts from: the suite names and that suite's reports, read on
+# their own. The overview of every report (the Data page's) is 100,000 rows in a long
+# history: 0.2-0.7 s to fetch after each load, and a copy at each cache hit.
 @st.cache_data(show_spinner=False, max_entries=64)
 def suite_names(version: int) -> list[str]:
-    return releases.suite_names(overview(version))
+    return sorted(summary.loaded_suites(catalog().cursor()))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def suite_overview(version: int, suite: str) -> pd.DataFrame:
+    """The suite's rows of the overview: every analysis of one suite reads only those."""
+    return summary.report_overview(catalog().cursor(), [suite])
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def suite_releases(version: int, suite: str) -> pd.DataFrame:
-    return releases.suite_releases(overview(version), suite)
+    return releases.suite_releases(suite_overview(version, suite), suite)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -151,7 +157,7 @@ def release_table(
     window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     return releases.release_table(
-        catalog().cursor(), overview(version), suite, k, count_agent_errors, window
+        catalog().cursor(), suite_overview(version, suite), suite, k, count_agent_errors, window
     )
 
 
@@ -229,7 +235,13 @@ def slice_metrics(
     window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     return slices.slice_metrics(
-        catalog().cursor(), overview(version), suite, dim, k, count_agent_errors, window
+        catalog().cursor(),
+        suite_overview(version, suite),
+        suite,
+        dim,
+        k,
+        count_agent_errors,
+        window,
     )
 
 
@@ -242,7 +254,7 @@ def case_history(
     window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     return cases.case_history(
-        catalog().cursor(), overview(version), suite, tag, count_agent_errors, window
+        catalog().cursor(), suite_overview(version, suite), suite, tag, count_agent_errors, window
     )
 
 
@@ -251,7 +263,7 @@ def lottery_table(
     version: int, suite: str, report_id: int, k: int, count_agent_errors: bool
 ) -> pd.DataFrame:
     return lottery.lottery_table(
-        catalog().cursor(), overview(version), suite, report_id, k, count_agent_errors
+        catalog().cursor(), suite_overview(version, suite), suite, report_id, k, count_agent_errors
     )
 
 
@@ -280,7 +292,13 @@ def gate_table(
     window: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
     return gating.gate_table(
-        catalog().cursor(), overview(version), suite, k, rules, count_agent_errors, window
+        catalog().cursor(),
+        suite_overview(version, suite),
+        suite,
+        k,
+        rules,
+        count_agent_errors,
+        window,
     )
 
 
@@ -293,7 +311,7 @@ def holding_table(
     count_agent_errors: bool,
 ) -> pd.DataFrame:
     return gating.holding_table(
-        catalog().cursor(), overview(version), suite, k, rules, count_agent_errors
+        catalog().cursor(), suite_overview(version, suite), suite, k, rules, count_agent_errors
     )
 
 
@@ -415,7 +433,9 @@ def case_choices(version: int, suite: str, count_agent_errors: bool) -> dict[str
     from dashboard.analysis.case_story import suite_case_keys
 
     return choices(
-        suite_case_keys(catalog().cursor(), overview(version), suite, count_agent_errors)
+        suite_case_keys(
+            catalog().cursor(), suite_overview(version, suite), suite, count_agent_errors
+        )
     )
 
 
@@ -425,7 +445,9 @@ def case_story(
 ) -> pd.DataFrame | None:
     from dashboard.analysis.case_story import case_story as story
 
-    return story(catalog().cursor(), overview(version), suite, case, k, count_agent_errors)
+    return story(
+        catalog().cursor(), suite_overview(version, suite), suite, case, k, count_agent_errors
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -433,6 +455,8 @@ def case_link(version: int, suite: str, wanted: str, count_agent_errors: bool) -
     """The link key of the case a link names by id, input or digest, or None."""
     from dashboard.analysis.case_story import find_story_key, story_link_key, suite_case_keys
 
-    cases = suite_case_keys(catalog().cursor(), overview(version), suite, count_agent_errors)
+    cases = suite_case_keys(
+        catalog().cursor(), suite_overview(version, suite), suite, count_agent_errors
+    )
     key = find_story_key(cases["key"], cases, wanted)
     return None if key is None else story_link_key(key)
