@@ -69,8 +69,8 @@ from dashboard.analysis import releases, summary
 from dashboard.data.catalog import open_catalog
 con = open_catalog(sys.argv[1])
 t1 = time.perf_counter()
-overview = summary.report_overview(con)
 suite = sys.argv[2]
+overview = summary.report_overview(con, [suite])  # what the pages read (app/state.py)
 names = [str(r) for r in releases.suite_releases(overview, suite)["release"]]
 table = releases.release_table(con, overview, suite, 3, False, (names[-30], names[-1]))
 t2 = time.perf_counter()
