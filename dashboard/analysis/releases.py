@@ -112,18 +112,18 @@ def release_table(
     against the release before it.
     """
     releases = in_window(suite_releases(overview, suite), window, keep_previous=True)
-    shown = set(releases["report_id"].tolist())
+    shown = sorted(int(rid) for rid in releases["report_id"])
     by_report: dict[Any, list[dict[str, Any]]] = {}
     for case in fetch_rows(
         con,
         "suite_cases",
         suite=suite,
         count_agent_errors=count_agent_errors,
-        report_ids=sorted(int(rid) for rid in shown),  # the window's cases only
+        report_ids=shown,  # the window's cases only
     ):
         by_report.setdefault(case["report_id"], []).append(case)
     # the load stored every k of the default policy; other policies are estimated here
-    stored = {} if count_agent_errors else stored_pass_k(con, sorted(shown))
+    stored = {} if count_agent_errors else stored_pass_k(con, shown)
     rows = []
     for rel in releases.itertuples(index=False):
         rid = int(rel.report_id)
