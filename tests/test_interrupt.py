@@ -3,16 +3,22 @@ traceback from itself or its metrics worker, and the next load is whole again.""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from report_files import is_report
+
+from dashboard.cli import main as cli_main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 COPIES = 2500  # enough files for a load of a few seconds, and for the metrics worker
@@ -81,3 +87,38 @@ def test_ctrl_c_during_the_imports_exits_130_in_one_line() -> None:
     )
     assert done.returncode == 130
     assert done.stderr == "relidash: interrupted\n"
+
+
+def _command(handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="relidash")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _released_under_a_ctrl_c(args: argparse.Namespace) -> int:
+    """What a Ctrl-C inside `Condition.wait` leaves: the `with` releases a released lock."""
+    lock = threading.Lock()
+    with lock:
+        lock.release()
+        raise KeyboardInterrupt
+
+
+def _released_twice(args: argparse.Namespace) -> int:
+    lock = threading.Lock()
+    with lock:
+        lock.release()
+    return 0
+
+
+def test_an_error_raised_while_a_ctrl_c_unwinds_is_the_interrupt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli_main, "build_parser", lambda: _command(_released_under_a_ctrl_c))
+    assert cli_main.main([]) == 130
+    assert capsys.readouterr().err == "relidash: interrupted\n"
+
+
+def test_the_same_error_without_a_ctrl_c_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli_main, "build_parser", lambda: _command(_released_twice))
+    with pytest.raises(RuntimeError, match="release"):
+        cli_main.main([])

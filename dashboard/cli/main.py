@@ -34,17 +34,33 @@ def main(argv: list[str] | None = None) -> int:
         if _raised("dashboard.data.catalog", "CatalogError", exc):
             print(f"relidash: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        # Ctrl-C: DuckDB stops the running statement and raises (from a numpy fetch, a
-        # RuntimeError saying so); a load stopped midway is redone at the next one
-        if isinstance(exc, KeyboardInterrupt) or (
-            (_raised("duckdb", "InterruptException", exc) or isinstance(exc, RuntimeError))
-            and "interrupted" in str(exc).lower()
-        ):
+        if _interrupted(exc):  # a load stopped midway is redone at the next one
             print("relidash: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
         raise
     finally:
         abandon_walk()
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether exc is a Ctrl-C, or was raised while one unwound.
+
+    DuckDB stops its running statement and raises (from a numpy fetch, a RuntimeError saying
+    so). A Ctrl-C that lands inside `threading.Condition.wait` (a future's result) leaves its
+    lock released, and the `with` around the wait then raises "cannot release un-acquired
+    lock", with the KeyboardInterrupt as its context.
+    """
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt) or (
+            (_raised("duckdb", "InterruptException", link) or isinstance(link, RuntimeError))
+            and "interrupted" in str(link).lower()
+        ):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def _raised(module: str, name: str, exc: BaseException) -> bool:
