@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import streamlit as st
+from page_tables import tables
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import cases, estimates, loading, lottery, releases, summary
@@ -132,7 +133,7 @@ def warnings(at: AppTest) -> list[str]:
 
 
 def frame(at: AppTest, i: int = 0) -> pd.DataFrame:
-    return at.dataframe[i].value
+    return tables(at)[i]
 
 
 def captions(at: AppTest) -> list[str]:
@@ -166,7 +167,7 @@ def test_each_page_renders_its_heading(at: AppTest, page: str) -> None:
     if page == "reviews":  # nothing signed yet: it says so
         assert any("No sign-offs yet" in i.value for i in at.info)
     else:
-        assert at.dataframe, f"{page} shows no table"
+        assert tables(at), f"{page} shows no table"
     # a FAILED verdict is shown as an error on the pages that judge
     assert not at.error or page in ("gates", "review"), [e.value for e in at.error]
 

@@ -41,6 +41,8 @@ CHROMIUM_ARGS = [
 ]
 START_TIMEOUT = 90.0  # seconds for the server to answer
 SETTLE_TIMEOUT = 60.0  # seconds for a page's script to finish
+# a page's tables: the grid, or a static table (widgets.data_table draws a small one so)
+TABLES = '[data-testid="stDataFrame"], [data-testid="stTable"]'
 QUIET = 1.0  # seconds with no running script before a page counts as rendered
 
 PAGES = [
@@ -292,7 +294,7 @@ def test_every_page_loads_without_an_exception(
     assert heading(page) == title
     assert urlparse(page.url).path == (path if path != "/" else "/releases")
     # before the meeting test signs anything, Reviews says there is nothing yet
-    shown = '[data-testid="stAlert"]' if path == "/reviews" else '[data-testid="stDataFrame"]'
+    shown = '[data-testid="stAlert"]' if path == "/reviews" else TABLES
     page.locator(shown).first.wait_for(state="visible")
 
 
@@ -403,7 +405,7 @@ def test_two_sessions_at_once(server: str, browser: Any, summary_doc: dict[str, 
             settle(p)
             assert_no_exception(p)
         assert [heading(p) for p in pages] == ["Releases", "Lottery cases"]
-        pages[0].locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
+        pages[0].locator(TABLES).first.wait_for(state="visible")
         pages[1].locator("table.rd").wait_for(state="visible")
     finally:
         for c in contexts:

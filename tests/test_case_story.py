@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import streamlit as st
+from page_tables import tables
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import case_story, summary
@@ -226,7 +227,7 @@ def test_lottery_and_slices_tables_link_to_the_case_page(app: AppTest) -> None:
     assert links and all(link.startswith("/case?suite=support-agent&case=") for link in links)
     app.switch_page("page_scripts/slices.py")
     app.run()
-    history = next(f.value for f in app.dataframe if "latest_change" in f.value.columns)
+    history = next(f for f in tables(app) if "latest_change" in f.columns)
     assert all(str(link).startswith("/case?") for link in history["case"])
     assert "link_key" not in history.columns
 

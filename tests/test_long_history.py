@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import streamlit as st
+from page_tables import static_tables, tables
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis.loading import refresh_catalog
@@ -56,7 +57,7 @@ def names(history: Path) -> list[str]:
 def test_releases_page_shows_the_latest_window(at: AppTest, history: Path) -> None:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    shown = at.dataframe[0].value
+    shown = tables(at)[0]
     all_names = names(history)
     assert len(all_names) == RELEASES
     assert list(shown["release"]) == all_names[-WINDOW:]
@@ -70,14 +71,25 @@ def test_any_range_is_reachable_and_deep_linkable(at: AppTest, history: Path) ->
     at.query_params.update({"from": all_names[10], "to": all_names[19]})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert list(at.dataframe[0].value["release"]) == all_names[10:20]
+    assert list(tables(at)[0]["release"]) == all_names[10:20]
     # the first release of the window still shows its change against the one before
-    first_change = at.dataframe[0].value.iloc[0][
-        [c for c in at.dataframe[0].value.columns if c.startswith("Δ")][0]
-    ]
+    shown = tables(at)[0]
+    first_change = shown.iloc[0][[c for c in shown.columns if c.startswith("Δ")][0]]
     assert first_change != "—"
     at.select_slider[0].set_value((all_names[0], all_names[4])).run()
-    assert list(at.dataframe[0].value["release"]) == all_names[:5]
+    assert list(tables(at)[0]["release"]) == all_names[:5]
+
+
+def test_the_window_is_a_static_table_and_the_whole_history_the_grid(
+    at: AppTest, history: Path
+) -> None:
+    at.run()
+    assert static_tables(at) == 1  # 30 releases: every row in view
+    all_names = names(history)
+    at.select_slider[0].set_value((all_names[0], all_names[-1])).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert static_tables(at) == 0  # 300 releases: the scrolling grid
+    assert list(tables(at)[0]["release"]) == all_names
 
 
 def test_unknown_notes_are_grouped_by_reason(at: AppTest, history: Path) -> None:
@@ -115,7 +127,7 @@ def test_slices_and_gates_show_the_window(at: AppTest, history: Path) -> None:
     assert list(gates["release"]) == all_names[-WINDOW:]
     at.switch_page("page_scripts/slices.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    per_release = next(f.value for f in at.dataframe if "release" in f.value.columns)
+    per_release = next(f for f in tables(at) if "release" in f.columns)
     assert set(per_release["release"]) == set(all_names[-WINDOW:])
 
 

@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from servers import STOP_BEFORE_EXEC, free_port, healthy, stop_group
+from test_browser import TABLES
 from test_browser import settle as settle_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,7 +317,7 @@ def test_signed_out_every_page_shows_only_the_sign_in(
     tab = new_tab().open(deployment.url + path)
     tab.no_exception()
     assert tab.shows_the_sign_in(), tab.body()
-    assert not tab.page.locator('[data-testid="stDataFrame"]').count()
+    assert not tab.page.locator(TABLES).count()
     assert not tab.page.locator('[data-testid="stSidebarNav"]').count()
     assert tab.frames, "no websocket frame was recorded"
     assert tab.leaked(deployment.secret_text) == []
@@ -357,7 +358,7 @@ def test_sign_in_lands_on_the_deep_link_and_every_page_works(
         assert tab.heading() == title, (path, tab.body())
         assert urlparse(tab.page.url).path == path
         # Reviews lists the sign-offs, or says there are none yet
-        shown = '[data-testid="stDataFrame"]'
+        shown = TABLES
         if path == "/reviews":
             shown += ', [data-testid="stAlert"]'
         tab.page.locator(shown).first.wait_for(state="visible")

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import streamlit as st
+from page_tables import tables
 from shown_numbers import (
     ROOT,
     SAMPLE,
@@ -315,7 +316,7 @@ def test_releases_table_and_its_csv(
     shown_k = int(at.selectbox(key="releases_k").value)
     assert shown_k == (k or rels[-1]["runs"]["max"])
 
-    table = at.dataframe[0].value
+    table = tables(at)[0]
     assert set(table.columns) == set(release_columns(shown_k))
     errors, against_upstream = release_table_errors(
         records(table), shown_k, rels, upstream, case_rows
@@ -481,7 +482,7 @@ def test_slices_tables_and_csvs(
                 assert sum(e["cases_total"] for e in mine) == rec["cases"]["total"]
                 assert sum(e["cases_evaluated"] for e in mine) == rec["cases"]["evaluated"]
 
-            counts = at.dataframe[0].value
+            counts = tables(at)[0]
             assert list(counts.columns) == [r["release"] for r in rels if r["release"] in counts]
             expected_counts = {(e["slice"], e["release"]): e["cases_evaluated"] for e in expected}
             shown_counts = {
@@ -503,7 +504,7 @@ def test_slices_tables_and_csvs(
             if csv_counts != expected_counts:
                 errors.append(f"{where} counts CSV {csv_counts} != {expected_counts}")
 
-            metrics = at.dataframe[1].value
+            metrics = tables(at)[1]
             assert list(metrics.columns) == [
                 "slice",
                 "release",
@@ -522,7 +523,7 @@ def test_slices_tables_and_csvs(
         for value in values if dim == dims[0] else values[:1]:
             run(at.selectbox(key="slices_slice").set_value(value), "Slices")
             tag = value if dim == "tag" else f"{dim}:{value}"
-            history = at.dataframe[2].value
+            history = tables(at)[2]
             errors += history_errors(records(history), rels, case_rows, tag, f"{suite} {tag}")
             _, rows = csv_rows(download(at, downloads, f"cases-{suite}-{dim}-{value}"))
             errors += history_errors(rows, rels, case_rows, tag, f"{suite} {tag} CSV")

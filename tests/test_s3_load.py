@@ -486,7 +486,7 @@ def test_serve_from_a_bucket_renders_the_releases_page(
     bucket_server: tuple[str, Store],
 ) -> None:
     from playwright.sync_api import sync_playwright
-    from test_browser import CHROMIUM, CHROMIUM_ARGS, assert_no_exception, heading, settle
+    from test_browser import CHROMIUM, CHROMIUM_ARGS, TABLES, assert_no_exception, heading, settle
 
     url, store = bucket_server
     with sync_playwright() as pw:
@@ -501,7 +501,7 @@ def test_serve_from_a_bucket_renders_the_releases_page(
             settle(page)
             assert_no_exception(page)
             assert heading(page) == "Releases"
-            page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
+            page.locator(TABLES).first.wait_for(state="visible")
             sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
             assert f"s3://{store.bucket}/{PREFIX}" in sidebar.replace("\\", "")
             assert len(report_gets(store.proxy, store.bucket)) == len(sample_files())
@@ -523,7 +523,7 @@ def test_serve_from_a_bucket_renders_the_releases_page(
             alert = third.locator('[data-testid="stAlert"]').first
             alert.wait_for(state="visible")
             assert "cannot list" in alert.inner_text()
-            third.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
+            third.locator(TABLES).first.wait_for(state="visible")
         finally:
             store.proxy.deny = False
             browser.close()

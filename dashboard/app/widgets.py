@@ -6,7 +6,7 @@ URL reopens the same view; a link naming something the catalog lacks gets a warn
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard.analysis.estimates import policy_label
 from dashboard.render.export import csv_bytes
+from dashboard.render.formatting import markdown_cells
 
 T = TypeVar("T")
 
@@ -82,6 +83,38 @@ def release_window(names: Sequence[str], page: str) -> tuple[str, str] | None:
     )
     st.query_params["from"], st.query_params["to"] = first, last
     return first, last
+
+
+# A table of at most this many cells is drawn static (every row in view); a larger one is
+# the scrolling grid. 30 releases of the Releases table are 270 cells.
+STATIC_CELLS = 2000
+
+
+def data_table(
+    frame: pd.DataFrame, *, hide_index: bool = True, links: Mapping[str, str] | None = None
+) -> None:
+    """A page's table: static (st.table) when small, as a window of releases is, else the
+    grid (st.dataframe: scrolling, sortable). `links`: the columns of URLs, each with the
+    text its links show.
+
+    Static, every row is in view and legible when projected, and the page is drawn sooner:
+    a returning visit to the Releases or Slices page of a 1,000-release suite was settled
+    in Chromium here about 0.2 s sooner with static tables than with grids (1.57 s against
+    1.76 s, and 1.56 s against 1.77 s; removing both charts instead gained 0.04 s).
+    """
+    if frame.size <= STATIC_CELLS:
+        st.table(markdown_cells(frame, links), hide_index=hide_index)
+        return
+    st.dataframe(
+        frame,
+        hide_index=hide_index,
+        width="stretch",
+        column_config={
+            name: st.column_config.LinkColumn(name, display_text=text)
+            for name, text in (links or {}).items()
+        }
+        or None,
+    )
 
 
 def policy() -> bool:

@@ -9,6 +9,7 @@ Streamlit, or do I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,6 +24,33 @@ def md(text: Any) -> str:
     """Report text made inert in Streamlit Markdown (captions, alerts, headings): every
     punctuation mark that could start syntax (`**`, links, `:red[...]`, `$...$`) escaped."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def markdown_cells(frame: pd.DataFrame, links: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """frame as a static table shows it: st.table reads every cell, header and index
+    label as Markdown, so each text is made inert (md), a missing one is blank, and the
+    URLs of a `links` column (name -> the text shown) become links. Numbers stay numbers."""
+    links = links or {}
+    shown = frame.copy()
+    for name in shown.columns:
+        column = shown[name]
+        if name in links:
+            text = md(links[name])
+            shown[name] = ["" if _missing(u) else f"[{text}]({u})" for u in column]
+        elif not pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+            shown[name] = ["" if _missing(v) else md(v) for v in column]
+    shown.columns = pd.Index([md(c) for c in shown.columns], name=_label(shown.columns.name))
+    if not pd.api.types.is_numeric_dtype(shown.index):
+        shown.index = pd.Index([md(v) for v in shown.index], name=_label(shown.index.name))
+    return shown
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value) or value is pd.NA
+
+
+def _label(name: Any) -> str | None:
+    return None if name is None else md(name)
 
 
 def short_case_id(case_id: Any) -> str:

@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from dashboard.app import state as app_state
-from dashboard.app.widgets import download, linked_select, release_window, report_page
+from dashboard.app.widgets import data_table, download, linked_select, release_window, report_page
 from dashboard.render.formatting import display_release_table, md, unknown_notes
 
 version, suites, count_errors = report_page("Releases")
@@ -30,7 +30,7 @@ for (flag_suite, flag_release), status in app_state.approved_but_changed().items
             + f" (see [the review](/review?{urlencode({'suite': suite, 'release': flag_release})}))"
         )
 shown = display_release_table(table)
-st.dataframe(shown, hide_index=True, width="stretch")
+data_table(shown)
 for note in unknown_notes(table):
     st.caption(f"⚠ {note}")
 download(

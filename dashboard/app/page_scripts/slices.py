@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard.analysis.slices import tag_dimensions
 from dashboard.app import state as app_state
-from dashboard.app.widgets import download, linked_select, release_window, report_page
+from dashboard.app.widgets import data_table, download, linked_select, release_window, report_page
 from dashboard.render.formatting import slice_rows, with_case_links
 
 version, suites, count_errors = report_page("Slices")
@@ -39,12 +39,12 @@ st.vega_lite_chart(
 counts = metrics.pivot_table(
     index="slice", columns="release", values="cases_evaluated", aggfunc="first"
 )
-counts = counts.reindex(columns=[r for r in order if r in counts.columns])
+counts = counts.reindex(columns=[r for r in order if r in counts.columns]).astype("Int64")
 st.caption("Evaluated cases per slice and release")
-st.dataframe(counts, width="stretch")
+data_table(counts, hide_index=False)
 download(counts.reset_index(), f"slice-counts-{suite}-{dim}")
 shown = slice_rows(metrics, k)
-st.dataframe(shown, hide_index=True, width="stretch")
+data_table(shown)
 download(
     shown
     if window is None
@@ -60,12 +60,7 @@ history = app_state.case_history(version, suite, tag, count_errors, window)
 st.caption(
     "passes/runs of each case in each release; the last column says how it moved in the latest release."
 )
-st.dataframe(
-    with_case_links(history, suite),
-    hide_index=True,
-    width="stretch",
-    column_config={"case": st.column_config.LinkColumn("case", display_text="open")},
-)
+data_table(with_case_links(history, suite), links={"case": "open"})
 download(
     history
     if window is None
