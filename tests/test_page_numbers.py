@@ -2,9 +2,10 @@
 
 The app runs under streamlit.testing.v1.AppTest on a private copy of sample_reports/ plus
 three problems (a truncated file, two impossible cases, stored pass@k blocks that then
-disagree) in a suite of their own. Each test reads what a page shows (`at.dataframe[i]`,
-and the bytes of its download buttons, recorded from Streamlit's media store as the
-script hands them over) and compares it with `relidash summary --json` for the same
+disagree) in a suite of their own. Each test reads what a page shows (its grids and static
+tables, `page_tables.tables(at)[i]`, or `at.dataframe[i]` on a page of grids only; and the
+bytes of its download buttons, recorded from Streamlit's media store as the script hands
+them over) and compares it with `relidash summary --json` for the same
 files, with multivon-eval 0.20.0's own numbers where the file is a sample report, and,
 for what the summary does not hold (slices, gates per slice, lottery cases, the paired
 Δ, the calculator), with an independent computation: math.comb by hand or
