@@ -123,7 +123,7 @@ def test_slices_and_gates_show_the_window(at: AppTest, history: Path) -> None:
     all_names = names(history)
     at.switch_page("page_scripts/gates.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    gates = at.dataframe[0].value
+    gates = tables(at)[0]
     assert list(gates["release"]) == all_names[-WINDOW:]
     at.switch_page("page_scripts/slices.py").run()
     assert not at.exception, [e.value for e in at.exception]

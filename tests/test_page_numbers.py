@@ -820,7 +820,7 @@ def test_gates_table_and_csv(
             (t, float(at.number_input(key=f"gate_rule_{t}").value))
             for t in at.multiselect(key="gate_slices").value
         ]
-        table = at.dataframe[0].value
+        table = tables(at)[0]
         errors += gates_errors(records(table), rels, upstream, case_rows, rules, k)
         header, rows = csv_rows(download(at, downloads, f"gates-{suite}-k{k}"))
         assert header == list(table.columns)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard.app import state as app_state
-from dashboard.app.widgets import download, linked_select, release_window, report_page
+from dashboard.app.widgets import data_table, download, linked_select, release_window, report_page
 from dashboard.render import charts
 from dashboard.render.formatting import md, with_case_links
 from dashboard.render.gate_report import gate_table_shown
@@ -51,7 +51,7 @@ for verdict in latest.itertuples(index=False):
     line = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
     (st.success if verdict.verdict == "PASSED" else st.error)(line)
 st.altair_chart(charts.gate_chart(table, list(releases["release"]), k), width="content")
-st.dataframe(shown, hide_index=True, width="stretch")
+data_table(shown)
 holding = app_state.holding_table(version, suite, k, rules, count_errors)
 if not holding.empty:
     st.subheader(f"Cases holding the failed rules down in {md(releases['release'].iloc[-1])}")
