@@ -63,6 +63,11 @@ IMG = '<img src=x onerror="window.__pwned=2">'
 MARKDOWN_LINK = "[click me](javascript:window.__pwned=3)"
 JS_URL = "javascript:window.__pwned=4"
 PAYLOADS = [SCRIPT, IMG, MARKDOWN_LINK, JS_URL]
+# a tag of the hostile case: its slice's name lands in the Slices page's static tables
+# (no quotes or dashes, which Streamlit's Markdown would set typographically)
+TAG_IMG = "<img src=x onerror=window.__pwned=5>"
+TAG_LINK = "[click me](javascript:window.__pwned=6)"
+HOSTILE_TAG = f"risk_tier:{TAG_IMG} {TAG_LINK}"
 
 
 def unavailable(reason: str) -> None:
@@ -122,6 +127,7 @@ def write_hostile_report(reports: Path) -> str:
         for trial in trials:
             trial["output"] = passing if trial.get("status") == "passed" else failing
         case["output"] = trials[-1]["output"]
+        case["tags"] = [HOSTILE_TAG]
         report["suite"] = HOSTILE_SUITE
         target = reports / HOSTILE_SUITE / "2026-05-01_hostile.json"
         target.parent.mkdir()
@@ -385,6 +391,28 @@ def test_hostile_transcript_is_shown_as_text_and_runs_nothing(
         assert payload in text, f"{payload!r} is not shown as text"
     assert diff.locator("script, img, a").count() == 0
     assert page.locator("img[src='x'], a[href^='javascript:' i]").count() == 0
+    for frame in page.frames:
+        assert frame.evaluate("typeof window.__pwned") == "undefined", f"script ran in {frame.url}"
+
+
+def test_report_text_in_a_static_table_is_shown_as_text(
+    server: str, page: Any, workspace: Workspace
+) -> None:
+    value = HOSTILE_TAG.split(":", 1)[1]
+    query = {"suite": HOSTILE_SUITE, "dim": "risk_tier", "slice": value}
+    open_path(page, f"{server}/slices?{urlencode(query)}")
+    assert_no_exception(page)
+    assert heading(page) == "Slices"
+    static = page.locator('[data-testid="stTable"]')
+    static.first.wait_for(state="visible")
+    assert static.count() == 3  # the counts, the slices, and the cases of the hostile slice
+    page.wait_for_timeout(500)  # an injected <img onerror> fires after its load fails
+
+    for i in range(2):  # the slice's name: the counts' row label, the slices' first column
+        assert value in " ".join(static.nth(i).inner_text().split()), i
+    assert page.locator('[data-testid="stTable"] :is(img, script)').count() == 0
+    hrefs = page.locator('[data-testid="stTable"] a').evaluate_all("(a) => a.map((e) => e.href)")
+    assert hrefs and all(urlparse(h).path == "/case" for h in hrefs), hrefs
     for frame in page.frames:
         assert frame.evaluate("typeof window.__pwned") == "undefined", f"script ran in {frame.url}"
 
