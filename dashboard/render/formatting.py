@@ -15,6 +15,8 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from dashboard.analysis.estimates import is_missing
+
 INPUT_WIDTH = 70
 _DIGEST_ID = re.compile(r"sha256:[0-9a-f]{64}")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
@@ -36,17 +38,13 @@ def markdown_cells(frame: pd.DataFrame, links: Mapping[str, str] | None = None) 
         column = shown[name]
         if name in links:
             text = md(links[name])
-            shown[name] = ["" if _missing(u) else f"[{text}]({u})" for u in column]
+            shown[name] = ["" if is_missing(u) else f"[{text}]({u})" for u in column]
         elif not pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-            shown[name] = ["" if _missing(v) else md(v) for v in column]
+            shown[name] = ["" if is_missing(v) else md(v) for v in column]
     shown.columns = pd.Index([md(c) for c in shown.columns], name=_label(shown.columns.name))
     if not pd.api.types.is_numeric_dtype(shown.index):
         shown.index = pd.Index([md(v) for v in shown.index], name=_label(shown.index.name))
     return shown
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value) or value is pd.NA
 
 
 def _label(name: Any) -> str | None:
