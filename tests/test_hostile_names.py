@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
+from dashboard.render.formatting import md
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "mv-0.18.0_early-stop_runs8.json"
@@ -70,8 +71,9 @@ def test_every_page_renders_hostile_names_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each page shows the report's strings exactly as written, as text: in widgets and
-    tables (which never interpret them), in Markdown only with HTML off (Streamlit then
-    shows the tags as typed), and in the transcript diff escaped by relidash itself."""
+    grids (which never interpret them), in static tables as Markdown with every mark
+    escaped, in other Markdown only with HTML off (Streamlit then shows the tags as typed),
+    and in the transcript diff escaped by relidash itself."""
     reports = hostile_report(tmp_path)
     monkeypatch.setenv("RELIDASH_REPORTS", str(reports))
     monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
@@ -97,6 +99,7 @@ def test_every_page_renders_hostile_names_as_text(
         tables = page_tables(at)
         if page == "releases":
             assert list(tables[0]["release"]) == [HOSTILE_RELEASE]
+            assert list(at.table[0].value["release"]) == [md(HOSTILE_RELEASE)]  # as sent
         elif page == "slices":
             assert any(HOSTILE_ID in list(t.get("case_id", [])) for t in tables), page
         elif page == "lottery":

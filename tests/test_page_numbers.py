@@ -5,11 +5,11 @@ three problems (a truncated file, two impossible cases, stored pass@k blocks tha
 disagree) in a suite of their own. Each test reads what a page shows (its grids and static
 tables, `page_tables.tables(at)[i]`, or `at.dataframe[i]` on a page of grids only; and the
 bytes of its download buttons, recorded from Streamlit's media store as the script hands
-them over) and compares it with `relidash summary --json` for the same
-files, with multivon-eval 0.20.0's own numbers where the file is a sample report, and,
-for what the summary does not hold (slices, gates per slice, lottery cases, the paired
-Δ, the calculator), with an independent computation: math.comb by hand or
-dashboard.stats called directly on the catalog's case rows. Never with the analysis
+them over) and compares it with `relidash summary --json` for the same files, with
+multivon-eval 0.20.0's own numbers where the file is a sample report, and, for what the
+summary does not hold (slices, gates per slice, lottery cases, the paired Δ, the
+calculator), with an independent computation: math.comb by hand or dashboard.stats called
+directly on the catalog's case rows. Never with the analysis
 function the page calls. Text such as "55.7% [40.0–70.4]" is parsed back to numbers and
 compared at the precision shown, so a swapped or mislabelled column fails.
 """
