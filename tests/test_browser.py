@@ -41,8 +41,10 @@ CHROMIUM_ARGS = [
 ]
 START_TIMEOUT = 90.0  # seconds for the server to answer
 SETTLE_TIMEOUT = 60.0  # seconds for a page's script to finish
-# a page's tables: the grid, or a static table (widgets.data_table draws a small one so)
-TABLES = '[data-testid="stDataFrame"], [data-testid="stTable"]'
+# a page's tables: the grid, or a static table (widgets.data_table draws a small one so,
+# as HTML: formatting.html_table)
+STATIC_TABLE = '[data-testid="stHtml"] table.relidash-table'
+TABLES = f'[data-testid="stDataFrame"], {STATIC_TABLE}'
 QUIET = 1.0  # seconds with no running script before a page counts as rendered
 
 PAGES = [
@@ -403,15 +405,15 @@ def test_report_text_in_a_static_table_is_shown_as_text(
     open_path(page, f"{server}/slices?{urlencode(query)}")
     assert_no_exception(page)
     assert heading(page) == "Slices"
-    static = page.locator('[data-testid="stTable"]')
+    static = page.locator(STATIC_TABLE)
     static.first.wait_for(state="visible")
     assert static.count() == 3  # the counts, the slices, and the cases of the hostile slice
     page.wait_for_timeout(500)  # an injected <img onerror> fires after its load fails
 
     for i in range(2):  # the slice's name: the counts' row label, the slices' first column
         assert value in " ".join(static.nth(i).inner_text().split()), i
-    assert page.locator('[data-testid="stTable"] :is(img, script)').count() == 0
-    hrefs = page.locator('[data-testid="stTable"] a').evaluate_all("(a) => a.map((e) => e.href)")
+    assert page.locator(f"{STATIC_TABLE} :is(img, script)").count() == 0
+    hrefs = page.locator(f"{STATIC_TABLE} a").evaluate_all("(a) => a.map((e) => e.href)")
     assert hrefs and all(urlparse(h).path == "/case" for h in hrefs), hrefs
     for frame in page.frames:
         assert frame.evaluate("typeof window.__pwned") == "undefined", f"script ran in {frame.url}"

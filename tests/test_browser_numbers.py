@@ -49,7 +49,7 @@ READ_TABLE = """
 def static_table(page: Any) -> tuple[list[str], list[dict[str, str]]]:
     """The first static table's header and rows, as the browser shows their text (a cell
     wrapped over two lines read as one)."""
-    table = page.locator('[data-testid="stTable"] table').first
+    table = page.locator(tb.STATIC_TABLE).first
     table.wait_for(state="visible")
     header, *rows = [[" ".join(c.split()) for c in row] for row in table.evaluate(READ_TABLE)]
     assert rows and all(len(row) == len(header) for row in rows), (header, rows)

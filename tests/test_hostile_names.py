@@ -3,18 +3,19 @@ text on every page, and a trial list that disagrees with its counts never reache
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 import streamlit as st
+from page_tables import static_bodies
 from page_tables import tables as page_tables
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
-from dashboard.render.formatting import md
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "mv-0.18.0_early-stop_runs8.json"
@@ -71,9 +72,9 @@ def test_every_page_renders_hostile_names_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each page shows the report's strings exactly as written, as text: in widgets and
-    grids (which never interpret them), in static tables as Markdown with every mark
-    escaped, in other Markdown only with HTML off (Streamlit then shows the tags as typed),
-    and in the transcript diff escaped by relidash itself."""
+    grids (which never interpret them), in static tables and the transcript diff as HTML
+    escaped by relidash itself, and in Markdown only with HTML off (Streamlit then shows
+    the tags as typed)."""
     reports = hostile_report(tmp_path)
     monkeypatch.setenv("RELIDASH_REPORTS", str(reports))
     monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
@@ -96,10 +97,12 @@ def test_every_page_renders_hostile_names_as_text(
         suites = [s for s in at.selectbox if s.label == "Suite"]
         if page != "data":
             assert [(s.options, s.value) for s in suites] == [([HOSTILE_SUITE], HOSTILE_SUITE)]
+        for body in static_bodies(at):  # a static table's cells, as sent: escaped
+            assert "<script" not in body and "<img" not in body, page
         tables = page_tables(at)
         if page == "releases":
             assert list(tables[0]["release"]) == [HOSTILE_RELEASE]
-            assert list(at.table[0].value["release"]) == [md(HOSTILE_RELEASE)]  # as sent
+            assert f"<td>{html.escape(HOSTILE_RELEASE)}</td>" in static_bodies(at)[0]
         elif page == "slices":
             assert any(HOSTILE_ID in list(t.get("case_id", [])) for t in tables), page
         elif page == "lottery":

@@ -1,41 +1,38 @@
-"""A page's small tables are static (st.table) with report text made inert; a large one is
+"""A page's small tables are static (escaped HTML) with report text inert; a large one is
 the scrolling grid (widgets.data_table)."""
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
-from page_tables import static_tables, tables
+from page_tables import read_static, static_tables, tables
 from streamlit.testing.v1 import AppTest
 
 from dashboard.app.widgets import STATIC_CELLS
-from dashboard.render.formatting import markdown_cells
+from dashboard.render.formatting import html_table
 
-HOSTILE = "**bold** [click](javascript:alert(1)) <img src=x> $x$ :red[no]"
+HOSTILE = "**bold** [click](javascript:alert(1)) <img src=x onerror=alert(1)> & </td></table>"
 
 
-def test_report_text_in_a_static_table_is_inert_markdown() -> None:
+def test_report_text_in_a_static_table_is_escaped_html() -> None:
     frame = pd.DataFrame(
         {
             "release": [HOSTILE, None],
-            "cases": [3, 4],
-            "case": ["/case?suite=s&case=a", None],
+            "cases": pd.array([3, None], dtype="Int64"),
+            "case": ["/case?suite=s&case=a", "javascript:alert(2)"],
         },
-        index=pd.Index(["_x_", "y"], name="slice"),
+        index=pd.Index(["<b>x</b>", "y"], name="slice"),
     )
-    frame.columns.name = "col*"
     before = frame.copy()
-    shown = markdown_cells(frame, links={"case": "open [it]"})
-    cell = shown["release"].iloc[0]
-    assert not re.search(r"(?<!\\)[*\[\]()<>$:]", cell), cell  # each mark escaped
-    assert cell.replace("\\", "") == HOSTILE
-    assert shown["release"].iloc[1] == ""  # missing: blank, not "None"
-    assert list(shown["cases"]) == [3, 4]  # numbers stay numbers
-    assert shown["case"].iloc[0] == r"[open \[it\]](/case?suite=s&case=a)"
-    assert shown["case"].iloc[1] == ""
-    assert list(shown.index) == [r"\_x\_", "y"]
-    assert shown.columns.name == r"col\*"
+    body = html_table(frame, links={"case": "open <it>"}, index=True)
+    assert "<img" not in body and "<b>" not in body  # report text is never markup
+    assert body.count("<table") == 1 and body.count("</table>") == 1  # not closed early
+    assert '<a href="/case?suite=s&amp;case=a" target="_self">open &lt;it&gt;</a>' in body
+    assert '<a href="javascript' not in body  # a URL that is not the app's or the web's: text
+    shown = read_static(body)
+    assert list(shown["release"]) == [HOSTILE, None]  # as written; missing: blank
+    assert list(shown["cases"]) == [3, None]  # numbers stay numbers
+    assert list(shown["case"]) == ["/case?suite=s&case=a", "javascript:alert(2)"]
+    assert list(shown.index) == ["<b>x</b>", "y"] and shown.index.name == "slice"
     pd.testing.assert_frame_equal(frame, before)  # the caller's frame is not changed
 
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from dashboard.analysis.estimates import policy_label
 from dashboard.render.export import csv_bytes
-from dashboard.render.formatting import markdown_cells
+from dashboard.render.formatting import html_table
 
 T = TypeVar("T")
 
@@ -93,18 +93,18 @@ STATIC_CELLS = 2000
 def data_table(
     frame: pd.DataFrame, *, hide_index: bool = True, links: Mapping[str, str] | None = None
 ) -> None:
-    """A page's table: static (st.table) when small, as a window of releases is, else the
-    grid (st.dataframe: scrolling, sortable). `links`: the columns of URLs, each with the
-    text its links show.
+    """A page's table: static (an HTML table) when small, as a window of releases is, else
+    the grid (st.dataframe: scrolling, sortable). `links`: the columns of URLs, each with
+    the text its links show.
 
     Static, every row is in view and legible when projected (a long cell wraps instead of
-    being cut at its column's width), and the page is drawn sooner:
-    a returning visit to the Releases or Slices page of a 1,000-release suite was settled
-    in Chromium here about 0.2 s sooner with static tables than with grids (1.57 s against
-    1.76 s, and 1.56 s against 1.77 s; removing both charts instead gained 0.04 s).
+    being cut at its column's width), and the page is drawn sooner. It is escaped HTML
+    (st.html), not st.table: st.table draws every cell as Markdown, which cost a returning
+    visit to the Releases page of a 1,000-release suite about 0.35 s in Chromium here, and
+    the grid more (bench_pages, timed to the last element drawn).
     """
     if frame.size <= STATIC_CELLS:
-        st.table(markdown_cells(frame, links), hide_index=hide_index)
+        st.html(html_table(frame, links, index=not hide_index))
         return
     st.dataframe(
         frame,

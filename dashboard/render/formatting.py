@@ -8,6 +8,7 @@ Streamlit, or do I/O.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -28,27 +29,59 @@ def md(text: Any) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
-def markdown_cells(frame: pd.DataFrame, links: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """frame as a static table shows it: st.table reads every cell, header and index
-    label as Markdown, so each text is made inert (md), a missing one is blank, and the
-    URLs of a `links` column (name -> the text shown) become links. Numbers stay numbers."""
+# The static tables' look (widgets.data_table): close to Streamlit's own st.table, in the
+# app's light theme, wrapping long cells rather than cutting them.
+TABLE_STYLE = (
+    "<style>"
+    ".relidash-table-wrap{overflow-x:auto;margin-bottom:1rem}"
+    ".relidash-table{border-collapse:collapse;width:100%;font-size:0.875rem;line-height:1.4}"
+    ".relidash-table th,.relidash-table td{border:1px solid rgba(49,51,63,0.1);"
+    "padding:0.25rem 0.375rem;text-align:left;vertical-align:top}"
+    ".relidash-table thead th{color:rgba(49,51,63,0.6);font-weight:400}"
+    ".relidash-table tbody th{font-weight:400}"
+    ".relidash-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "</style>"
+)
+_SAFE_URL = re.compile(r"(/|https?://)[^\s]*\Z")
+
+
+def html_table(
+    frame: pd.DataFrame, links: Mapping[str, str] | None = None, *, index: bool = False
+) -> str:
+    """frame as a static HTML table (st.html draws it): every text escaped, so report text
+    is never markup; a missing cell blank; numbers right-aligned; the URLs of a `links`
+    column (name -> the text shown) as links, and any other URL there as plain text.
+    `index`: the row labels as a first column, headed by the index's name."""
     links = links or {}
-    shown = frame.copy()
-    for name in shown.columns:
-        column = shown[name]
-        if name in links:
-            text = md(links[name])
-            shown[name] = ["" if is_missing(u) else f"[{text}]({u})" for u in column]
-        elif not pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-            shown[name] = ["" if is_missing(v) else md(v) for v in column]
-    shown.columns = pd.Index([md(c) for c in shown.columns], name=_label(shown.columns.name))
-    if not pd.api.types.is_numeric_dtype(shown.index):
-        shown.index = pd.Index([md(v) for v in shown.index], name=_label(shown.index.name))
-    return shown
+    numeric = {
+        name: pd.api.types.is_numeric_dtype(frame[name])
+        and not pd.api.types.is_bool_dtype(frame[name])
+        for name in frame.columns
+    }
+    corner = f"<th>{_h(frame.index.name)}</th>" if index else ""
+    head = corner + "".join(f'<th scope="col">{_h(name)}</th>' for name in frame.columns)
+    rows = []
+    for label, values in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
+        cells = [f'<th scope="row">{_h(label)}</th>'] if index else []
+        for name, value in zip(frame.columns, values, strict=True):
+            if name in links and not is_missing(value) and _SAFE_URL.match(str(value)):
+                cells.append(f'<td><a href="{_h(value)}" target="_self">{_h(links[name])}</a></td>')
+            elif numeric[name]:
+                cells.append(f'<td class="num">{_h(value)}</td>')
+            else:
+                cells.append(f"<td>{_h(value)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f'{TABLE_STYLE}<div class="relidash-table-wrap"><table class="relidash-table">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
-def _label(name: Any) -> str | None:
-    return None if name is None else md(name)
+def _h(value: Any) -> str:
+    """One cell's text on one line, escaped for HTML; a missing value is blank."""
+    if is_missing(value):
+        return ""
+    return html.escape(" ".join(str(value).split()))
 
 
 def short_case_id(case_id: Any) -> str:
