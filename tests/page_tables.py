@@ -1,6 +1,6 @@
 """The tables an AppTest page shows, in page order, read alike from the grid
 (st.dataframe) and the static table (`widgets.data_table` draws a small one as escaped
-HTML with st.html, `formatting.html_table`).
+HTML with st.html, `formatting.html_table`); and its charts' SVG (`widgets.chart`).
 
 A static table is parsed back: each cell as the text it shows, a blank cell as None, a
 number cell (right-aligned) as its number, and a link cell as its URL, so a test
@@ -9,6 +9,8 @@ compares it as it compares the grid's.
 
 from __future__ import annotations
 
+import base64
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import Any
@@ -36,6 +38,27 @@ def static_tables(at: AppTest) -> int:
 def static_bodies(at: AppTest) -> list[str]:
     """The static tables' HTML, as the page sent it."""
     return [node.value for node in _walk(at.main) if _is_static(node)]
+
+
+def charts(at: AppTest) -> list[str]:
+    """The SVG of every chart in the page's main area (each an image of one), top to bottom."""
+    prefix = "data:image/svg+xml;base64,"
+    return [
+        base64.b64decode(url.removeprefix(prefix)).decode()
+        for node in _walk(at.main)
+        if node.type == "image"
+        for url in node.value
+        if url.startswith(prefix)
+    ]
+
+
+def svg_texts(svg: str, role: str) -> list[str]:
+    """The texts of a chart's marks of one role ("axis-label", "legend-label", ...)."""
+    texts: list[str] = []
+    for group in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}g"):
+        if f"role-{role}" in group.get("class", "").split():
+            texts += ["".join(t.itertext()) for t in group.iter("{http://www.w3.org/2000/svg}text")]
+    return texts
 
 
 def _is_static(node: Any) -> bool:

@@ -46,6 +46,8 @@ SETTLE_TIMEOUT = 60.0  # seconds for a page's script to finish
 STATIC_TABLE = '[data-testid="stHtml"] table.relidash-table'
 TABLES = f'[data-testid="stDataFrame"], {STATIC_TABLE}'
 QUIET = 1.0  # seconds with no running script before a page counts as rendered
+CHARTS = '[data-testid="stImage"] img[src^="data:image/svg+xml"]'
+CHARTS_ON = {"/": 2, "/releases": 2, "/slices": 1, "/gates": 1, "/calculator": 1, "/review": 1}
 
 PAGES = [
     ("/", "Releases"),
@@ -304,6 +306,12 @@ def test_every_page_loads_without_an_exception(
     # before the meeting test signs anything, Reviews says there is nothing yet
     shown = '[data-testid="stAlert"]' if path == "/reviews" else TABLES
     page.locator(shown).first.wait_for(state="visible")
+    # each chart, drawn on the server (widgets.chart), decoded as an image: none broken
+    drawn = page.locator(CHARTS).evaluate_all(
+        "(imgs) => imgs.map((i) => [i.complete, i.naturalWidth, i.alt])"
+    )
+    assert len(drawn) == CHARTS_ON.get(path, 0), drawn
+    assert all(complete and width > 100 and alt for complete, width, alt in drawn), drawn
 
 
 def lottery_target(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

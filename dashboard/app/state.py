@@ -7,6 +7,7 @@ and a reload that changed something invalidates them.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -180,10 +181,10 @@ def suite_cases(version: int, suite: str, count_agent_errors: bool) -> pd.DataFr
 
 
 # Charts of the cached frames, cached as Vega-Lite specs: building a chart took 30-50 ms
-# of a warm page's server time (Altair checks each part as it is made), and st.altair_chart
-# converted it again at every run (40-150 ms, a schema validation); a hit unpickles the
-# spec in under a millisecond. Altair is imported on a miss (0.24 s, once per server): a
-# page without charts never needs it.
+# of a warm page's server time (Altair checks each part as it is made); a hit unpickles
+# the spec in under a millisecond. Altair is imported on a miss (0.24 s, once per server):
+# a page without charts never needs it. widgets.chart draws a spec as SVG (chart_svg,
+# cached too).
 @st.cache_data(show_spinner=False, max_entries=128)
 def releases_chart(
     version: int,
@@ -192,7 +193,7 @@ def releases_chart(
     count_agent_errors: bool,
     window: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The Releases chart's Vega-Lite spec (st.vega_lite_chart draws it)."""
+    """The Releases chart's Vega-Lite spec (widgets.chart draws it)."""
     from dashboard.render import charts
 
     table = release_table(version, suite, k, count_agent_errors, window)
@@ -223,6 +224,14 @@ def slice_chart(
     metrics = slice_metrics(version, suite, dim, k, count_agent_errors, window)
     order = list(suite_releases(version, suite)["release"])
     return charts.vega_lite_spec(charts.slice_chart(metrics, order, k))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def chart_svg(spec_json: str, width: int | None) -> str:
+    """A chart's Vega-Lite spec (as JSON, the cache's key) drawn as SVG on the server."""
+    from dashboard.render import charts
+
+    return charts.svg(json.loads(spec_json), width)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)

@@ -1,4 +1,5 @@
-"""Widgets shared by the pages: deep-linkable pickers, the policy note, CSV downloads.
+"""Widgets shared by the pages: deep-linkable pickers, tables and charts, the policy note,
+CSV downloads.
 
 Page state lives in query parameters (suite, release, k, dim, slice, case) so a copied
 URL reopens the same view; a link naming something the catalog lacks gets a warning.
@@ -6,15 +7,19 @@ URL reopens the same view; a link naming something the catalog lacks gets a warn
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from dashboard.analysis.estimates import policy_label
 from dashboard.render.export import csv_bytes
-from dashboard.render.formatting import html_table
+from dashboard.render.formatting import html_table, md, one_line
+
+if TYPE_CHECKING:
+    import altair as alt
 
 T = TypeVar("T")
 
@@ -116,6 +121,35 @@ def data_table(
         }
         or None,
     )
+
+
+# Plot pixels of a chart that fills the column: with its axes and legend about 930, the
+# main column of a 1,400-pixel window; the image scales to the column from there.
+CHART_WIDTH = 800
+
+
+def chart(
+    drawn: dict[str, Any] | alt.TopLevelMixin, *, description: str, stretch: bool = False
+) -> None:
+    """A chart drawn on the server (charts.svg) and shown as an SVG image, filling the
+    column when `stretch`; `description` is its alt text. A chart that cannot be drawn
+    leaves a note: its numbers are in the page's tables.
+
+    No Vega in the browser: the Releases page's two Vega charts held it about 0.5 s past
+    the script's end (bench_pages, a returning visitor). Hovering shows no tooltip; every
+    chart's numbers are in a table on its page.
+    """
+    from dashboard.app import state as app_state
+    from dashboard.render import charts
+
+    spec = drawn if isinstance(drawn, dict) else charts.vega_lite_spec(drawn)
+    try:
+        image = app_state.chart_svg(json.dumps(spec), CHART_WIDTH if stretch else None)
+    except Exception as exc:  # a renderer failure costs the chart, never the page
+        reason = one_line(f"{type(exc).__name__}: {exc}", 200)
+        st.warning(f"The chart could not be drawn ({md(reason)}); its numbers are in the table.")
+        return
+    st.image(image, width="stretch" if stretch else "content", alt=description)
 
 
 def policy() -> bool:

@@ -40,8 +40,7 @@ from dashboard.analysis.review import (
     evidence_status,
     review_json,
 )
-from dashboard.render import formatting
-from dashboard.render.charts import releases_chart
+from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_line, strict_line
 
@@ -207,10 +206,9 @@ def chart_html(history: pd.DataFrame | None, k: int) -> str:
     if history is None or history.empty:
         return ""
     try:
-        import vl_convert
-
-        spec = releases_chart(history, k).properties(width=CHART_WIDTH).to_json()
-        svg = inline_svg(vl_convert.vegalite_to_svg(spec, allowed_base_urls=[]))
+        svg = inline_svg(
+            charts.svg(charts.vega_lite_spec(charts.releases_chart(history, k)), CHART_WIDTH)
+        )
     except Exception as exc:  # any renderer failure leaves a note, never a broken packet
         reason = one_line(f"{type(exc).__name__}: {exc}", 200)
         return f'<p class="note">The chart could not be drawn ({_e(reason)}); the numbers are in the tables.</p>'

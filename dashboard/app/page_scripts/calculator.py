@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard.analysis.calculator import rate_curves, runs_estimates
-from dashboard.app.widgets import download
+from dashboard.app.widgets import chart, download
 from dashboard.render import charts
 from dashboard.render.formatting import pct
 
@@ -15,7 +15,11 @@ with c1:
 with c2:
     k_max = st.slider("Largest k", 2, 50, 20, key="calc_kmax")
 curves = rate_curves(p, k_max)
-st.altair_chart(charts.calculator_chart(curves), width="stretch")
+chart(
+    charts.calculator_chart(curves),
+    description=f"pass@k and pass^k against k for p = {p:.2f}, with the envelope between.",
+    stretch=True,
+)
 table = rate_curves(p, 10)
 table = table[table["k"].isin([5, 10])]
 shown = table.assign(

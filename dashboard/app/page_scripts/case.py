@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.trials import show_trials
-from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.app.widgets import chart, download, linked_select, report_page
 from dashboard.render import charts
 from dashboard.render.formatting import md, pct, short_case_id
 
@@ -44,7 +44,11 @@ st.markdown(
     f"**{md(latest['cell'])}** ({md(latest['change'])})"
     + (f" · last changed class in **{md(last)}**" if last else "")
 )
-st.altair_chart(charts.case_chart(story), width="stretch")
+chart(
+    charts.case_chart(story),
+    description="The case's pass rate in each release; the numbers are in the table below.",
+    stretch=True,
+)
 shown = story.assign(
     pass_rate=[pct(v) for v in story["pass_rate"]],
     **{f"pass^{k}": [pct(v) if v is not None else "UNKNOWN" for v in story["pass_hat_k"]]},

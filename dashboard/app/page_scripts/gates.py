@@ -3,7 +3,14 @@
 import streamlit as st
 
 from dashboard.app import state as app_state
-from dashboard.app.widgets import data_table, download, linked_select, release_window, report_page
+from dashboard.app.widgets import (
+    chart,
+    data_table,
+    download,
+    linked_select,
+    release_window,
+    report_page,
+)
 from dashboard.render import charts
 from dashboard.render.formatting import md, with_case_links
 from dashboard.render.gate_report import gate_table_shown
@@ -50,7 +57,11 @@ latest = shown[table["release_rank"] == table["release_rank"].max()]
 for verdict in latest.itertuples(index=False):
     line = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
     (st.success if verdict.verdict == "PASSED" else st.error)(line)
-st.altair_chart(charts.gate_chart(table, list(releases["release"]), k), width="content")
+chart(
+    charts.gate_chart(table, list(releases["release"]), k),
+    description=f"pass^{k} CI of each release and slice against its rule's threshold; "
+    "the verdicts are in the table below.",
+)
 data_table(shown)
 holding = app_state.holding_table(version, suite, k, rules, count_errors)
 if not holding.empty:

@@ -5,7 +5,14 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from dashboard.app import state as app_state
-from dashboard.app.widgets import data_table, download, linked_select, release_window, report_page
+from dashboard.app.widgets import (
+    chart,
+    data_table,
+    download,
+    linked_select,
+    release_window,
+    report_page,
+)
 from dashboard.render.formatting import display_release_table, md, unknown_notes
 
 version, suites, count_errors = report_page("Releases")
@@ -46,16 +53,21 @@ st.caption(
 )
 
 st.subheader(f"pass@{k} and pass^{k} across releases")
-st.vega_lite_chart(
-    app_state.releases_chart(version, suite, k, count_errors, window), width="stretch"
+chart(
+    app_state.releases_chart(version, suite, k, count_errors, window),
+    description=f"pass@{k} and pass^{k} of each release shown, with 95% CI bands; "
+    "the numbers are in the table above.",
+    stretch=True,
 )
 
 st.subheader("pass^k against k for one release")
 release = linked_select("release", "Release", list(releases["release"]), page="releases")
 row = releases[releases["release"] == release].iloc[0]
 curve = app_state.passk_curve(version, int(row["report_id"]), k_max, count_errors)
-st.vega_lite_chart(
-    app_state.curve_chart(version, int(row["report_id"]), k_max, count_errors), width="stretch"
+chart(
+    app_state.curve_chart(version, int(row["report_id"]), k_max, count_errors),
+    description=f"pass@k and pass^k of {release} for k = 1 to {k_max}; the numbers are in its CSV.",
+    stretch=True,
 )
 unknown = curve[curve["value"].isna()]
 if not unknown.empty:

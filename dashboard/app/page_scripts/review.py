@@ -5,7 +5,7 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
-from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.app.widgets import chart, download, linked_select, report_page
 from dashboard.render import review_tables
 from dashboard.render.formatting import md
 
@@ -89,8 +89,11 @@ else:
     )
 
 st.subheader(f"pass@{review.k} and pass^{review.k} across releases")
-st.vega_lite_chart(
-    app_state.releases_chart(version, suite, review.k, count_errors), width="stretch"
+chart(
+    app_state.releases_chart(version, suite, review.k, count_errors),
+    description=f"pass@{review.k} and pass^{review.k} across the suite's releases, "
+    "with 95% CI bands.",
+    stretch=True,
 )
 
 st.subheader("Load problems")

@@ -4,7 +4,14 @@ import streamlit as st
 
 from dashboard.analysis.slices import tag_dimensions
 from dashboard.app import state as app_state
-from dashboard.app.widgets import data_table, download, linked_select, release_window, report_page
+from dashboard.app.widgets import (
+    chart,
+    data_table,
+    download,
+    linked_select,
+    release_window,
+    report_page,
+)
 from dashboard.render.formatting import slice_rows, with_case_links
 
 version, suites, count_errors = report_page("Slices")
@@ -33,8 +40,10 @@ st.subheader(f"pass^{k} per {dim} slice")
 if metrics.empty:
     st.info("No cases in this suite.")
     st.stop()
-st.vega_lite_chart(
-    app_state.slice_chart(version, suite, dim, k, count_errors, window), width="content"
+chart(
+    app_state.slice_chart(version, suite, dim, k, count_errors, window),
+    description=f"pass^{k} of each {dim} slice across the releases shown, with 95% CI bands; "
+    "the numbers are in the table below.",
 )
 counts = metrics.pivot_table(
     index="slice", columns="release", values="cases_evaluated", aggfunc="first"
