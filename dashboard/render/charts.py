@@ -1,4 +1,5 @@
-"""Altair chart factories: DataFrame in, chart out. No I/O, no statistics.
+"""Altair chart factories: DataFrame in, chart out; and a chart's spec drawn as SVG (svg).
+No I/O, no statistics.
 
 Intervals arrive computed (stats layer) and are drawn as y/y2 bands under lines; Vega's
 own `extent="ci"` is never used because it re-samples rows at random on every render.
@@ -231,9 +232,10 @@ def svg(spec: dict[str, Any], width: int | None = None) -> str:
     `width` pixels wide for its plot when given.
 
     The pages show it as an image: a page with Vega charts spent about 0.5 s of Chromium's
-    time here starting Vega and drawing them (bench_pages), and a chart drawn here costs
-    the browser nothing. The first chart a process draws starts vl-convert's engine
-    (about 0.6 s, 60 MB); each later one takes 50-90 ms, and the pages cache them.
+    time here starting Vega and drawing them (bench_pages); an image costs it only the
+    decoding. The first chart a process draws starts vl-convert's engine (about 0.6 s,
+    60 MB); each later one takes 50-120 ms for 30 releases (0.5 s for 300), and the pages
+    cache them.
     """
     import vl_convert
 
