@@ -18,6 +18,7 @@ def test_report_text_in_a_static_table_is_escaped_html() -> None:
         {
             "release": [HOSTILE, None],
             "cases": pd.array([3, None], dtype="Int64"),
+            "ci_low": [0.5225806451612903, 0.5],
             "case": ["/case?suite=s&case=a", "javascript:alert(2)"],
         },
         index=pd.Index(["<b>x</b>", "y"], name="slice"),
@@ -31,6 +32,8 @@ def test_report_text_in_a_static_table_is_escaped_html() -> None:
     shown = read_static(body)
     assert list(shown["release"]) == [HOSTILE, None]  # as written; missing: blank
     assert list(shown["cases"]) == [3, None]  # numbers stay numbers
+    assert list(shown["ci_low"]) == [0.5226, 0.5]  # a float shown with 4 decimals
+    assert '<td class="num">0.5000</td>' in body
     assert list(shown["case"]) == ["/case?suite=s&case=a", "javascript:alert(2)"]
     assert list(shown.index) == ["<b>x</b>", "y"] and shown.index.name == "slice"
     pd.testing.assert_frame_equal(frame, before)  # the caller's frame is not changed

@@ -78,9 +78,12 @@ def html_table(
 
 
 def _h(value: Any) -> str:
-    """One cell's text on one line, escaped for HTML; a missing value is blank."""
+    """One cell's text on one line, escaped for HTML; a missing value is blank, a float
+    has 4 decimals (the CSV keeps every digit)."""
     if is_missing(value):
         return ""
+    if isinstance(value, float):
+        return f"{value:.4f}"
     return html.escape(" ".join(str(value).split()))
 
 
