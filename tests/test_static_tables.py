@@ -27,7 +27,7 @@ def test_report_text_in_a_static_table_is_escaped_html() -> None:
     body = html_table(frame, links={"case": "open <it>"}, index=True)
     assert "<img" not in body and "<b>" not in body  # report text is never markup
     assert body.count("<table") == 1 and body.count("</table>") == 1  # not closed early
-    assert '<a href="/case?suite=s&amp;case=a" target="_self">open &lt;it&gt;</a>' in body
+    assert '<a href="/case?suite=s&amp;case=a">open &lt;it&gt;</a>' in body
     assert '<a href="javascript' not in body  # a URL that is not the app's or the web's: text
     shown = read_static(body)
     assert list(shown["release"]) == [HOSTILE, None]  # as written; missing: blank

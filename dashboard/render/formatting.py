@@ -65,7 +65,7 @@ def html_table(
         cells = [f'<th scope="row">{_h(label)}</th>'] if index else []
         for name, value in zip(frame.columns, values, strict=True):
             if name in links and not is_missing(value) and _SAFE_URL.match(str(value)):
-                cells.append(f'<td><a href="{_h(value)}" target="_self">{_h(links[name])}</a></td>')
+                cells.append(f'<td><a href="{_h(value)}">{_h(links[name])}</a></td>')
             elif numeric[name]:
                 cells.append(f'<td class="num">{_h(value)}</td>')
             else:
