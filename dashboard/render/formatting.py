@@ -29,15 +29,16 @@ def md(text: Any) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
-# The static tables' look (widgets.data_table): close to Streamlit's own st.table, in the
-# app's light theme, wrapping long cells rather than cutting them.
+# The static tables' look (widgets.data_table): close to Streamlit's own st.table,
+# wrapping long cells rather than cutting them; text in the theme's own color (muted by
+# opacity, not a fixed gray), so a viewer's dark theme reads as well.
 TABLE_STYLE = (
     "<style>"
     ".relidash-table-wrap{overflow-x:auto;margin-bottom:1rem}"
     ".relidash-table{border-collapse:collapse;width:100%;font-size:0.875rem;line-height:1.4}"
-    ".relidash-table th,.relidash-table td{border:1px solid rgba(49,51,63,0.1);"
+    ".relidash-table th,.relidash-table td{border:1px solid rgba(128,128,128,0.25);"
     "padding:0.25rem 0.375rem;text-align:left;vertical-align:top}"
-    ".relidash-table thead th{color:rgba(49,51,63,0.6);font-weight:400}"
+    ".relidash-table thead th{opacity:0.7;font-weight:400}"
     ".relidash-table tbody th{font-weight:400}"
     ".relidash-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
     "</style>"
