@@ -16,7 +16,7 @@ import streamlit as st
 
 from dashboard.analysis.estimates import policy_label
 from dashboard.render.export import csv_bytes
-from dashboard.render.formatting import html_table, md, one_line
+from dashboard.render.formatting import html_table, md
 
 if TYPE_CHECKING:
     import altair as alt
@@ -146,8 +146,9 @@ def chart(
     try:
         image = app_state.chart_svg(json.dumps(spec), CHART_WIDTH if stretch else None)
     except Exception as exc:  # a renderer failure costs the chart, never the page
-        reason = one_line(f"{type(exc).__name__}: {exc}", 200)
-        st.warning(f"The chart could not be drawn ({md(reason)}); its numbers are in the table.")
+        st.warning(
+            f"The chart could not be drawn ({md(charts.failure(exc))}); its numbers are in the table."
+        )
         return
     st.image(image, width="stretch" if stretch else "content", alt=description)
 

@@ -12,6 +12,8 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from dashboard.render.formatting import one_line
+
 METRIC_COLORS = alt.Scale(domain=["pass@k", "pass^k"], range=["#1f6feb", "#d1242f"])
 PERCENT = alt.Axis(format="%")
 
@@ -244,6 +246,12 @@ def svg(spec: dict[str, Any], width: int | None = None) -> str:
         drawn["width"] = width
     text: str = vl_convert.vegalite_to_svg(drawn, allowed_base_urls=[])
     return text
+
+
+def failure(exc: Exception) -> str:
+    """Why a chart could not be drawn, on one line: the note a page or packet shows in its
+    place."""
+    return one_line(f"{type(exc).__name__}: {exc}", 200)
 
 
 def _as_floats(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:

@@ -210,8 +210,7 @@ def chart_html(history: pd.DataFrame | None, k: int) -> str:
             charts.svg(charts.vega_lite_spec(charts.releases_chart(history, k)), CHART_WIDTH)
         )
     except Exception as exc:  # any renderer failure leaves a note, never a broken packet
-        reason = one_line(f"{type(exc).__name__}: {exc}", 200)
-        return f'<p class="note">The chart could not be drawn ({_e(reason)}); the numbers are in the tables.</p>'
+        return f'<p class="note">The chart could not be drawn ({_e(charts.failure(exc))}); the numbers are in the tables.</p>'
     return (
         f'<figure class="chart">{svg}<figcaption class="muted">pass@{k} (blue) and pass^{k} '
         f"(red) across the suite's releases; the shaded band is each release's 95% CI."
