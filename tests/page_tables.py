@@ -32,7 +32,7 @@ def tables(at: AppTest) -> list[pd.DataFrame]:
 
 def static_tables(at: AppTest) -> int:
     """How many of them are static tables."""
-    return sum(_is_static(node) for node in _walk(at.main))
+    return len(static_bodies(at))
 
 
 def static_bodies(at: AppTest) -> list[str]:
