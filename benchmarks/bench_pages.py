@@ -50,13 +50,12 @@ TARGETS = {"releases": 1.5, "slices": 2.0}
 READY_SCRIPT = """
 (() => {
   let last = 0, script = null;
-  const started = () => new MutationObserver((records) => {
+  new MutationObserver((records) => {
     last = performance.now();
     for (const r of records)
       if (r.attributeName === 'data-test-script-state'
           && r.target.getAttribute('data-test-script-state') === 'notRunning') script = last;
   }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  started();
   window.__relidashReady = new Promise((resolve) => {
     const check = () => {
       const now = performance.now();
