@@ -314,6 +314,28 @@ def test_every_page_loads_without_an_exception(
     assert all(complete and width > 100 and alt for complete, width, alt in drawn), drawn
 
 
+def test_a_deep_link_connects_at_the_server_root_at_once(server: str, page: Any) -> None:
+    """Every page's address answers with a first page naming the server's root
+    (dashboard/app/server.py), so the frontend asks the root for its health and
+    host-config and opens its stream there, without first asking below the page's
+    address (404, then a 100 ms wait). The menu's links still lead to the pages."""
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(urlparse(request.url).path))
+    open_path(page, server + "/slices?suite=support-agent")
+    core = [path for path in asked if "/_stcore/" in path]
+    assert "/_stcore/health" in core and "/_stcore/host-config" in core, core
+    assert not [path for path in core if not path.startswith("/_stcore/")], core
+    assert page.evaluate("window.__streamlit.BACKEND_BASE_URL") == server + "/"
+    links = page.locator('[data-testid="stSidebarNav"] a').evaluate_all(
+        "(links) => links.map((a) => new URL(a.href).pathname)"
+    )
+    assert "/releases" in links and "/gates" in links, links
+    page.locator('[data-testid="stSidebarNav"] a[href$="/gates"]').click()
+    page.wait_for_url(re.compile(r"/gates(\?|$)"))
+    settle(page)
+    assert heading(page) == "Gates"
+
+
 def lottery_target(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A 0.18+ sample report and one of its lottery cases that is not the page's default."""
     candidates = [

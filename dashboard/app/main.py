@@ -14,13 +14,18 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.auth import require_login, viewer_allowed
+from dashboard.app.pages import HOME, PAGES
 from dashboard.render.formatting import md
 
 HERE = Path(__file__).parent
 
 st.set_page_config(page_title="relidash", page_icon="📈", layout="wide")
 
-RELEASES = st.Page(HERE / "page_scripts/releases.py", title="Releases", url_path="releases")
+SCRIPTS = {
+    path: st.Page(HERE / "page_scripts" / script, title=title, url_path=path)
+    for script, title, path in PAGES
+}
+RELEASES = SCRIPTS["releases"]
 
 
 def _home() -> None:
@@ -29,22 +34,14 @@ def _home() -> None:
     st.switch_page(RELEASES, query_params=dict(st.query_params))
 
 
-PAGES = [
-    st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
-    RELEASES,
-    st.Page(HERE / "page_scripts/slices.py", title="Slices", url_path="slices"),
-    st.Page(HERE / "page_scripts/lottery.py", title="Lottery cases", url_path="lottery"),
-    st.Page(HERE / "page_scripts/case.py", title="Case", url_path="case"),
-    st.Page(HERE / "page_scripts/gates.py", title="Gates", url_path="gates"),
-    st.Page(HERE / "page_scripts/review.py", title="Review", url_path="review"),
-    st.Page(HERE / "page_scripts/reviews.py", title="Reviews", url_path="reviews"),
-    st.Page(HERE / "page_scripts/calculator.py", title="Calculator", url_path="calculator"),
-    st.Page(HERE / "page_scripts/data.py", title="Data", url_path="data"),
+NAVIGATION = [
+    st.Page(_home, title="Home", url_path=HOME, default=True, visibility="hidden"),
+    *SCRIPTS.values(),
 ]
 # The navigation is chosen before the sign-in check, so the check knows which page was
 # asked for; its menu stays hidden until the viewer may see the reports.
-page = st.navigation(PAGES, position="sidebar" if viewer_allowed() else "hidden")
-require_login(page, PAGES)
+page = st.navigation(NAVIGATION, position="sidebar" if viewer_allowed() else "hidden")
+require_login(page, NAVIGATION)
 
 with st.sidebar:
     reload = st.button("Reload reports", help="Pick up new, changed and deleted report files")

@@ -28,7 +28,7 @@ from dashboard.cli.common import (
 if TYPE_CHECKING:
     from dashboard.data.sources.reports import ReportSource
 
-APP = Path(__file__).resolve().parents[1] / "app" / "main.py"
+APP = Path(__file__).resolve().parents[1] / "app" / "server.py"
 # The project's Streamlit settings: the checkout's .streamlit/config.toml, or the copy the
 # wheel ships. Passed as flags, because Streamlit reads config.toml only from the
 # current directory and ~/.streamlit, and `relidash serve` runs from anywhere.
