@@ -1,5 +1,5 @@
 """The app's pages: script, title and address. main.py builds the navigation from them;
-server.py answers each address with the app's first page."""
+first_page.py answers each address with the app's first page (server.py)."""
 
 from __future__ import annotations
 
