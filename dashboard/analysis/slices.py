@@ -22,11 +22,9 @@ def split_tag(tag: str) -> tuple[str, str]:
     return "tag", tag
 
 
-def tag_dimensions(cases: pd.DataFrame) -> list[str]:
-    dims = {
-        split_tag(str(t))[0] for tags in cases["tags"] for t in (tags if tags is not None else [])
-    }
-    return sorted(dims)
+def tag_dimensions(tags: Iterable[str]) -> list[str]:
+    """The dimensions of a suite's tags (`risk_tier` of `risk_tier:high`), sorted."""
+    return sorted({split_tag(str(t))[0] for t in tags})
 
 
 def slice_membership(cases: pd.DataFrame, dim: str) -> pd.Series:

@@ -30,8 +30,7 @@ with c2:
     k = linked_select("k", "k", list(range(1, k_max + 1)), 4 if k_max >= 4 else 1, page="gates")
 with c3:
     threshold = st.number_input("Min CI lower bound", 0.0, 1.0, 0.5, 0.05, key="gate_threshold")
-cases = app_state.suite_cases(version, suite, count_errors)
-tags = sorted({str(t) for tags in cases["tags"] for t in (tags if tags is not None else [])})
+tags = app_state.suite_tags(version, suite, count_errors)
 slice_rules = []
 with st.expander("Per-slice rules"):
     chosen = st.multiselect("Slices with their own threshold", tags, key="gate_slices")

@@ -48,8 +48,7 @@ st.dataframe(
 download(shown, f"lottery-{suite}-{release}-k{k}")
 
 wanted_case = st.query_params.get("case")
-release_cases = app_state.suite_cases(version, suite, count_errors)
-release_cases = release_cases[release_cases["report_id"] == report_id]
+release_cases = app_state.report_cases(version, suite, report_id, count_errors)
 if wanted_case is not None and not any(
     case_link_key(cid, idx) == wanted_case
     for cid, idx in zip(table["case_id"], table["case_idx"], strict=True)
