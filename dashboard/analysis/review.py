@@ -41,6 +41,7 @@ from dashboard.analysis.releases import (
     find_suite_releases,
     release_table,
 )
+from dashboard.analysis.slices import suite_tags
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
 from dashboard.data.freshness import meta_value
@@ -262,7 +263,7 @@ def _slice_deltas(
     base_cases = cases[cases["report_id"] == base_row["report_id"]]
     head_cases = cases[cases["report_id"] == head_row["report_id"]]
     both = pd.concat([base_cases, head_cases])
-    tags = sorted({str(t) for tags in both["tags"] for t in (tags if tags is not None else [])})
+    tags = sorted(suite_tags(both))
     out = []
     for tag in tags:
         _, _, deltas, matched, _, _ = compare_cases(base_cases, head_cases, k, tag)

@@ -186,8 +186,7 @@ def _suite_cases(
 # (40,000 rows in a 1,000-release suite: 0.15-0.2 s of a Slices visit's server time).
 @st.cache_data(show_spinner=False, max_entries=256)
 def suite_tags(version: int, suite: str, count_agent_errors: bool) -> list[str]:
-    cases = _suite_cases(suite, count_agent_errors, None)
-    return sorted({str(t) for tags in cases["tags"] for t in (tags if tags is not None else [])})
+    return sorted(slices.suite_tags(_suite_cases(suite, count_agent_errors, None)))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
