@@ -26,6 +26,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from streamlit.url_util import make_url_path  # how Streamlit joins its own routes
 
 from dashboard.app.pages import URL_PATHS
 
@@ -57,5 +58,4 @@ async def page(request: Request) -> Response:
 
 def routes(base: str) -> list[Route]:
     """A route per page address under the server's base path (`server.baseUrlPath`)."""
-    prefix = "/" + base.strip("/") if base.strip("/") else ""
-    return [Route(f"{prefix}/{path}", page, methods=["GET", "HEAD"]) for path in URL_PATHS]
+    return [Route(make_url_path(base, path), page, methods=["GET", "HEAD"]) for path in URL_PATHS]
