@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -28,6 +29,12 @@ STOP_BEFORE_EXEC = (
     "from dashboard.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
+
+
+def relidash_command() -> list[str]:
+    """The relidash command of the Python running the tests."""
+    script = Path(sys.executable).with_name("relidash")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "dashboard.cli"]
 
 
 def free_port() -> int:

@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
-from servers import free_port, healthy, quiet_since, stop_group
+from servers import free_port, healthy, quiet_since, relidash_command, stop_group
 
 pytestmark = pytest.mark.browser
 
@@ -78,11 +77,6 @@ def unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason}; CI must run the browser tests (install Debian's chromium package)")
     pytest.skip(reason)
-
-
-def relidash_command() -> list[str]:
-    script = Path(sys.executable).with_name("relidash")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "dashboard.cli"]
 
 
 # ---- the reports, the catalog and the server ---------------------------------------------

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from servers import STOP_BEFORE_EXEC, free_port, healthy, stop_group
+from servers import STOP_BEFORE_EXEC, free_port, healthy, relidash_command, stop_group
 from test_browser import TABLES
 from test_browser import settle as settle_page
 
@@ -69,11 +69,6 @@ def unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason}; CI must run the sign-in tests (pip install -e '.[test]')")
     pytest.skip(reason)
-
-
-def relidash_command() -> list[str]:
-    script = Path(sys.executable).with_name("relidash")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "dashboard.cli"]
 
 
 def secrets_toml(app_url: str, issuer: str, cookie_secret: str) -> str:

@@ -173,7 +173,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.policy is not None and not args.policy.is_file():
         raise UsageError(f"{args.policy}: no such policy file")
     command = [
-        sys.executable, "-m", "streamlit", "run", str(APP),
+        # Streamlit's command line, with TCP_NODELAY on its server's connections (launch.py)
+        sys.executable, "-m", "dashboard.app.launch", "run", str(APP),
         *streamlit_flags(),
         "--server.headless", "true",
         "--server.port", str(args.port),
