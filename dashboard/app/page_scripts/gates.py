@@ -30,7 +30,7 @@ with c2:
     k = linked_select("k", "k", list(range(1, k_max + 1)), 4 if k_max >= 4 else 1, page="gates")
 with c3:
     threshold = st.number_input("Min CI lower bound", 0.0, 1.0, 0.5, 0.05, key="gate_threshold")
-tags = app_state.suite_tags(version, suite, count_errors)
+tags = app_state.suite_tags(version, suite)
 slice_rules = []
 with st.expander("Per-slice rules"):
     chosen = st.multiselect("Slices with their own threshold", tags, key="gate_slices")

@@ -17,7 +17,7 @@ from dashboard.render.formatting import slice_rows, with_case_links
 version, suites, count_errors = report_page("Slices")
 suite = linked_select("suite", "Suite", suites, page="slices")
 releases = app_state.suite_releases(version, suite)
-dims = tag_dimensions(app_state.suite_tags(version, suite, count_errors))
+dims = tag_dimensions(app_state.suite_tags(version, suite))
 if not dims:
     st.info("The cases of this suite carry no tags, so there are no slices.")
     st.stop()
