@@ -165,9 +165,8 @@ class ServedCatalog:
         walked = walk_in_child(root) if root is not None else None
         if walked is None:
             return False  # the next session's check walks itself
-        listing = Listing(walked.entries, walked.problems, walked_parts=walked.parts)
         try:
-            return not directory_changed(self.cursor(), self.source, listing)
+            return not directory_changed(self.cursor(), self.source, Listing.of_walk(walked))
         except (SourceError, CatalogError, duckdb.Error, OSError):
             return False
 
