@@ -165,8 +165,9 @@ class ServedCatalog:
         walked = walk_in_child(root) if root is not None else None
         if walked is None:
             return False  # the next session's check walks itself
+        listing = Listing(walked.entries, walked.problems, walked_parts=walked.parts)
         try:
-            return not directory_changed(self.cursor(), self.source, Listing.of_walk(walked))
+            return not directory_changed(self.cursor(), self.source, listing)
         except (SourceError, CatalogError, duckdb.Error, OSError):
             return False
 
