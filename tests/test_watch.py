@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dashboard.analysis import loading
-from dashboard.data import snapshot, walk, watch
+from dashboard.data import snapshot, watch
 from dashboard.data.snapshot import ServedCatalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -154,35 +154,6 @@ def test_the_trust_is_renewed_in_the_background_while_quiet(
         assert not served.stale()
         assert walks and set(walks) == {0}, "a session walked the directory itself"
         assert len(walks) >= 2, "the renewal did not keep renewing"
-    finally:
-        served.watch.close()
-
-
-def test_the_renewal_walks_in_a_child_process(
-    tmp_path: Path, walks: list[int], renewing: float, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Not in the server's thread, where the walk would hold the interpreter from the
-    pages drawn meanwhile: with the walk disabled in this process, the renewal still
-    renews, and it still sees a change that sent no event (a network file system's)."""
-    served = served_catalog(tmp_path)
-    try:
-
-        def no_walk_here(*args: Any, **kwargs: Any) -> Any:
-            raise AssertionError("the renewal walked in the server's process")
-
-        monkeypatch.setattr(walk, "scan_directory", no_walk_here)
-        monkeypatch.setattr(walk, "_walk", no_walk_here)
-        time.sleep(renewing)
-        assert walks and set(walks) == {0}
-        assert not served.stale()  # renewed: no session walked
-        # a change the watch never hears of: the next renewal's walk sees it
-        assert served.watch is not None
-        served.watch.close()
-        report = served.reports_dir / "mv-0.20.0_early-stop_runs8.json"
-        os.utime(report, ns=(OLD_NS + 1, OLD_NS + 1))
-        assert not served._unchanged()
-        os.utime(report, ns=(OLD_NS, OLD_NS))
-        assert served._unchanged()
     finally:
         served.watch.close()
 
