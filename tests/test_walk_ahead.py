@@ -325,3 +325,26 @@ def test_a_command_that_stops_before_its_load_ends_the_walk(tmp_path: Path) -> N
     assert "inside the reports directory" in done.stderr
     assert "relidash-test: walking ahead" in done.stderr
     assert "a child was left" not in done.stderr
+
+
+# ---- a walk in a child process, for a threaded server (walk_in_child) ----------------------
+
+
+def test_a_walk_in_a_child_process_is_the_walk(tmp_path: Path) -> None:
+    root = reports_tree(tmp_path / "reports")
+    walked = walk.walk_in_child(root)
+    assert walked is not None
+    entries, problems = scan_directory(root, racy_after=walked.parts.entries._racy_after)  # type: ignore[attr-defined]
+    assert list(walked.entries) == entries and len(entries) == 6
+    assert walked.problems == problems
+    assert walked.parts.digests == ListingParts.of(entries).digests
+
+
+def test_a_walk_in_a_child_that_fails_gives_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = reports_tree(tmp_path / "reports")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    assert walk.walk_in_child(root) is None
+    monkeypatch.setattr(sys, "executable", shutil.which("false") or "/bin/false")
+    assert walk.walk_in_child(root) is None

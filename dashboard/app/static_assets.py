@@ -103,13 +103,9 @@ class StaticAssets:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         method = scope.get("method")
         headers = dict(scope.get("headers", ())) if path.startswith(self.prefix) else {}
-        found = (
-            await self.asset(path[len(self.prefix) :])
-            if method in ("GET", "HEAD")
-            and path.startswith(self.prefix)
-            and b"range" not in headers
-            else None
-        )
+        found = None
+        if path.startswith(self.prefix) and method in ("GET", "HEAD") and b"range" not in headers:
+            found = await self.asset(path[len(self.prefix) :])
         if found is None:
             await self.app(scope, receive, send)
             return

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from dashboard.data.releases import release_config_digest
-from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.data.sources.reports import Listing, ReportSource, as_source
 from dashboard.data.walk import PART_OF_PATH, FileEntry
 
 
@@ -71,9 +71,12 @@ def known_digests(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str,
     )
 
 
-def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSource) -> bool:
+def directory_changed(
+    con: duckdb.DuckDBPyConnection, reports: Path | ReportSource, listing: Listing | None = None
+) -> bool:
     """Whether a load would change anything, judged from one listing alone (a walk and
-    stat calls; for object storage one listing, no download).
+    stat calls; for object storage one listing, no download): the source's now, or
+    `listing` when the caller made it (a walk in a child process).
 
     Read-only (works on a snapshot of the catalog): a new session checks this and
     renders at once when nothing changed, instead of taking the writer. SourceError when
@@ -82,7 +85,8 @@ def directory_changed(con: duckdb.DuckDBPyConnection, reports: Path | ReportSour
     source = as_source(reports)
     if meta_value(con, "reports_dir") != source.ident:
         return True
-    listing = source.listing()
+    if listing is None:
+        listing = source.listing()
     parts = listing.parts
     differing = parts.differing(stored_parts(con))
     if differing - parts.digests.keys():

@@ -32,7 +32,8 @@ from dashboard.data.catalog import (
 from dashboard.data.freshness import catalog_version, directory_changed, meta_value
 from dashboard.data.ingest import IngestResult
 from dashboard.data.sources import SourceError
-from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.data.sources.reports import Listing, ReportSource, as_source
+from dashboard.data.walk import walk_in_child
 from dashboard.data.watch import watch_directory
 
 BUSY_RETRY_SECONDS = 30.0
@@ -157,9 +158,15 @@ class ServedCatalog:
 
     def _unchanged(self) -> bool:
         """Whether the directory still matches what is served (the watch's background
-        renewal; False when it cannot tell)."""
+        renewal; False when it cannot tell). The walk is made in a child process
+        (walk_in_child): in this server's thread it would take the interpreter from the
+        pages being drawn meanwhile."""
+        root = self.source.local_root
+        walked = walk_in_child(root) if root is not None else None
+        if walked is None:
+            return False  # the next session's check walks itself
         try:
-            return not directory_changed(self.cursor(), self.source)
+            return not directory_changed(self.cursor(), self.source, Listing.of_walk(walked))
         except (SourceError, CatalogError, duckdb.Error, OSError):
             return False
 

@@ -35,7 +35,14 @@ from dashboard.data.releases import CONFIG_NAME
 from dashboard.data.sources import Location, parse_location, where
 from dashboard.data.sources.mirror import Mirror, default_mirror_root
 from dashboard.data.sources.objects import ObjectEntry, list_objects
-from dashboard.data.walk import FileEntry, FileProblem, ListingParts, scan_directory, take_walk
+from dashboard.data.walk import (
+    FileEntry,
+    FileProblem,
+    ListingParts,
+    WalkedListing,
+    scan_directory,
+    take_walk,
+)
 
 DOWNLOAD_WORKERS = 16  # parallel GETs: a download waits on the network, not a core
 
@@ -52,6 +59,11 @@ class Listing:
     problems: list[FileProblem]
     objects: tuple[ObjectEntry, ...] = field(default=(), repr=False)  # the raw listing
     walked_parts: ListingParts | None = field(default=None, repr=False)  # a walk ahead's
+
+    @classmethod
+    def of_walk(cls, walked: WalkedListing) -> Listing:
+        """The listing a walk made elsewhere gives (ahead of a command, in a child)."""
+        return cls(walked.entries, walked.problems, walked_parts=walked.parts)
 
     @cached_property
     def parts(self) -> ListingParts:
@@ -120,7 +132,7 @@ class DirectorySource(ReportSource):
     def listing(self) -> Listing:
         walked = take_walk(self.root)  # begun ahead by the command, in a child process
         if walked is not None:
-            return Listing(walked.entries, walked.problems, walked_parts=walked.parts)
+            return Listing.of_walk(walked)
         entries, problems = scan_directory(self.root)
         return Listing(entries, problems)
 
