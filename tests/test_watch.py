@@ -149,15 +149,26 @@ def renewing(monkeypatch: pytest.MonkeyPatch) -> float:
     return 5.0  # seconds to wait: past the trust
 
 
+def renewed_past_the_trust(walks: list[int], renewing: float, times: int = 3) -> None:
+    """Wait `renewing` seconds (past the trust), and on until the renewal has walked
+    `times` times: with a third walk begun, the second renewal has settled, whatever a
+    loaded machine did to how long each walk in a child takes (a clean-clone run once saw
+    a single renewal in 5 s)."""
+    deadline = time.monotonic() + 60 + renewing
+    time.sleep(renewing)
+    while len(walks) < times:
+        assert time.monotonic() < deadline, f"the renewal walked {len(walks)} times in a minute"
+        time.sleep(0.01)
+
+
 def test_the_trust_is_renewed_in_the_background_while_quiet(
     tmp_path: Path, walks: list[int], renewing: float
 ) -> None:
     served = served_catalog(tmp_path)
     try:
-        time.sleep(renewing)
+        renewed_past_the_trust(walks, renewing)
         assert not served.stale()
-        assert walks and set(walks) == {0}, "a session walked the directory itself"
-        assert len(walks) >= 2, "the renewal did not keep renewing"
+        assert set(walks) == {0}, "a session walked the directory itself"
     finally:
         served.watch.close()
 
@@ -176,9 +187,9 @@ def test_the_renewal_walks_in_a_child_process(
 
         monkeypatch.setattr(walk, "scan_directory", no_walk_here)
         monkeypatch.setattr(walk, "_walk", no_walk_here)
-        time.sleep(renewing)
-        assert walks and set(walks) == {0}
+        renewed_past_the_trust(walks, renewing)
         assert not served.stale()  # renewed: no session walked
+        assert set(walks) == {0}
         # a change the watch never hears of: the next renewal's walk sees it
         assert served.watch is not None
         served.watch.close()
