@@ -452,6 +452,9 @@ def walk_in_child(root: str | Path) -> WalkedListing | None:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "dashboard.data.walk", root],
+            # from the directory holding this package: `-m` then finds this code first,
+            # whatever the server's working directory and whether relidash is installed
+            cwd=Path(__file__).resolve().parents[2],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=CHILD_WALK_TIMEOUT_SECONDS,
