@@ -172,24 +172,12 @@ def _percentiles(means: FloatArray, confidence: float) -> tuple[FloatArray, Floa
 def _order_statistics(means: FloatArray, ranks: list[int]) -> dict[int, FloatArray]:
     """Each row's value of each rank (0: the smallest), reordering `means` in place.
 
-    Only these are needed, so the rows are partitioned, not sorted. numpy's partition at
-    several ranks at once is slow on rows with many equal values (the means of resampled
-    per-case estimates: 45 us a row of 2,000 at four ranks, against 11 us to sort), so
-    the usual two pairs of neighbours are found by one partition at each pair's inner
-    rank (5 us each) and, for its neighbour, the largest of the values left of it or the
-    smallest right of it. The same values, to the bit.
+    Only these are needed, so the rows are partitioned at all the ranks in one call, not
+    sorted. With numpy 2.4 that is the quickest way measured (the resample means of the
+    2,000 reports of benchmarks' large corpus, 23,189 rows of 2,000 in chunks of 128):
+    0.66 s, against 0.84 s for one partition at each inner rank with its neighbour found
+    as the largest value left of it or the smallest right of it, and 0.93 s for a sort.
     """
-    if len(ranks) == 4 and ranks[1] == ranks[0] + 1 and ranks[3] == ranks[2] + 1:
-        first, second, third, fourth = ranks
-        means.partition(second, axis=1)
-        right = means[:, second + 1 :]  # every value at or above rank `second`'s
-        right.partition(third - second - 1, axis=1)
-        return {
-            first: means[:, :second].max(axis=1),
-            second: means[:, second],
-            third: right[:, third - second - 1],
-            fourth: right[:, fourth - second - 1 :].min(axis=1),
-        }
     means.partition(ranks, axis=1)
     return {rank: means[:, rank] for rank in ranks}
 
