@@ -348,3 +348,17 @@ def test_a_walk_in_a_child_that_fails_gives_none(
     assert walk.walk_in_child(root) is None
     monkeypatch.setattr(sys, "executable", shutil.which("false") or "/bin/false")
     assert walk.walk_in_child(root) is None
+
+
+def test_a_walk_in_a_child_without_os_nice_still_walks(tmp_path: Path) -> None:
+    """Windows has no os.nice: the child then walks at the usual priority instead of
+    failing, which would leave every renewal unable to tell."""
+    root = reports_tree(tmp_path / "reports")
+    code = "import os, runpy; del os.nice; runpy.run_module('dashboard.data.walk', run_name='__main__')"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root)], capture_output=True, cwd=REPO, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    walked = walk._decoded_walk(os.path.realpath(root), [done.stdout])
+    entries, _ = scan_directory(root, racy_after=walked.parts.entries._racy_after)  # type: ignore[attr-defined]
+    assert list(walked.entries) == entries and len(entries) == 6

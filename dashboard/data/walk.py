@@ -580,6 +580,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 if __name__ == "__main__":  # walk_in_child's child: the walk of argv[1], encoded, on stdout
-    with contextlib.suppress(OSError):
-        os.nice(10)  # background work: a page being drawn comes first
+    if hasattr(os, "nice"):  # not on Windows, where the walk runs at the usual priority
+        with contextlib.suppress(OSError):
+            os.nice(10)  # background work: a page being drawn comes first
     _write_all(sys.stdout.fileno(), _encoded_walk(os.path.realpath(sys.argv[1])))
