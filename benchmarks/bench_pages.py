@@ -16,7 +16,11 @@ Beside it the page records when the script finished (the app's script state turn
 later, so the script's end alone under-states the wait.
 
 A blank page of the same app (the Reviews page with no records) is timed beside them:
-the floor a page cannot go under on this machine.
+the floor a page cannot go under on this machine. Beside each time, the CPU the server's
+process and Chromium's processes used during the visit (Linux /proc): here the browser
+and the server share two cores, and a new visitor's Chromium takes 2 s of CPU or so,
+against a tenth of that on the server, so a page can wait on the browser even where the
+server's work is done.
 
 Usage: python benchmarks/bench_pages.py DIR --catalog PATH --suite S [--repeats N]
 Typically after bench_long.py, on its corpus and catalog. Figures are printed, not asserted.
@@ -84,11 +88,62 @@ def ready_seconds(page: object, url: str) -> tuple[float, float]:
     return timing["ready"] / 1000, (timing["script"] or timing["ready"]) / 1000
 
 
+def cpu_seconds(pids: set[int]) -> float:
+    """User and system CPU seconds the processes have used so far (Linux /proc; 0 for one
+    that is gone)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def chromium_processes() -> set[int]:
+    """This benchmark's Chromium processes: below this one (through Playwright's driver,
+    whose own CPU is the harness's, not the browser's), named chromium or chrome."""
+    found = set()
+    for pid in descendants(os.getpid()):
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text()
+        except OSError:
+            continue
+        if name.startswith("chrom"):
+            found.add(pid)
+    return found
+
+
+def descendants(root: int) -> set[int]:
+    """The processes below `root` (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
 def visit_times(
-    browser: object, url: str, visits: int, *, returning: bool
-) -> list[tuple[float, float]]:
-    """(ready, script finished) seconds of `visits` visits to url: each in a new browser
-    profile, or all in one (a returning visitor, whose browser has cached the app's scripts)."""
+    browser: object, url: str, visits: int, *, returning: bool, server: int
+) -> list[tuple[float, float, float, float]]:
+    """(ready, script finished, server CPU, browser CPU) seconds of `visits` visits to url:
+    each in a new browser profile, or all in one (a returning visitor, whose browser has
+    cached the app's scripts). The CPU is what the server's process and Chromium's used
+    from the page's opening to its being ready: on a machine of few cores the two share
+    them, and a page waits on the browser's work as much as on the server's."""
 
     def new_context() -> object:
         context = browser.new_context(viewport=VIEWPORT)  # type: ignore[attr-defined]
@@ -100,7 +155,13 @@ def visit_times(
     for _ in range(visits):
         context = shared or new_context()
         page = context.new_page()  # type: ignore[attr-defined]
-        times.append(ready_seconds(page, url))
+        chromium = chromium_processes()
+        before = cpu_seconds({server}), cpu_seconds(chromium)
+        ready, script = ready_seconds(page, url)
+        chromium |= chromium_processes()  # a renderer started for the page
+        times.append(
+            (ready, script, cpu_seconds({server}) - before[0], cpu_seconds(chromium) - before[1])
+        )
         page.close()
         if context is not shared:
             context.close()  # type: ignore[attr-defined]
@@ -151,29 +212,33 @@ def main(argv: list[str] | None = None) -> int:
             )
             for name, page_url in pages.items():
                 for visitor in ("new", "returning"):
-                    (first, _), *later = visit_times(
-                        browser, page_url, args.repeats + 1, returning=visitor == "returning"
+                    (first, *_), *later = visit_times(
+                        browser, page_url, args.repeats + 1,
+                        returning=visitor == "returning", server=proc.pid,
+                    )  # fmt: skip
+                    ready = [r for r, *_ in later]
+                    script, server_cpu, browser_cpu = (
+                        statistics.median(v[i] for v in later) for i in (1, 2, 3)
                     )
-                    ready = [r for r, _ in later]
-                    script = statistics.median(s for _, s in later)
                     rows.append((f"{name}, {visitor}", first, statistics.median(ready),
-                                 min(ready), max(ready), script))  # fmt: skip
+                                 min(ready), max(ready), script, server_cpu, browser_cpu))  # fmt: skip
             browser.close()
     finally:
         stop_group(proc)
     print(f"\npages of suite {args.suite} in Chromium, {os.cpu_count()} cores (ready: the last "
           f"element drawn, {QUIET} s before the page went quiet; script: when the script "
-          "finished, before Streamlit drew its elements)")  # fmt: skip
+          "finished, before Streamlit drew its elements; cpu: seconds the server's process "
+          "and Chromium's used during a visit, medians)")  # fmt: skip
     print(f"{'page':<34}{'first visit':>12}{'median later':>14}{'range':>16}"
-          f"{'script':>9}  target")  # fmt: skip
-    for name, first, median, low, high, script in rows:
+          f"{'script':>9}{'cpu server':>12}{'cpu browser':>13}  target")  # fmt: skip
+    for name, first, median, low, high, script, server_cpu, browser_cpu in rows:
         target = next((t for key, t in TARGETS.items() if name.startswith(key)), None)
         verdict = (
             "" if target is None else f"< {target} s  {'met' if median < target else 'MISSED'}"
         )
         print(
             f"{name:<34}{first:>11.2f}s{median:>13.2f}s{f'{low:.2f}-{high:.2f} s':>16}"
-            f"{script:>8.2f}s  {verdict}"
+            f"{script:>8.2f}s{server_cpu:>11.2f}s{browser_cpu:>12.2f}s  {verdict}"
         )
     return 0
 
