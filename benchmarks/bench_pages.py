@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_load import fresh_bytecode  # noqa: E402
-from servers import free_port, healthy, stop_group  # noqa: E402
+from servers import free_port, healthy, proc_stat, stop_group  # noqa: E402
 
 QUIET = 0.5
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -91,15 +91,12 @@ def ready_seconds(page: object, url: str) -> tuple[float, float]:
 def cpu_seconds(pids: set[int]) -> float:
     """User and system CPU seconds the processes have used so far (Linux /proc; 0 for one
     that is gone)."""
-    ticks = os.sysconf("SC_CLK_TCK")
     total = 0
     for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+        fields = proc_stat(pid)
+        if fields is not None:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def chromium_processes() -> set[int]:
@@ -119,13 +116,10 @@ def chromium_processes() -> set[int]:
 def descendants(root: int) -> set[int]:
     """The processes below `root` (Linux /proc)."""
     children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = proc_stat(entry.name)
+        if fields is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
     found: set[int] = set()
     stack = [root]
     while stack:

@@ -51,6 +51,15 @@ def healthy(url: str) -> bool:
         return False
 
 
+def proc_stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command's name (state, ppid, pgrp, ...,
+    utime and stime at 11 and 12), or None for a process that is gone (Linux)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def group_alive(pgid: int) -> bool:
     """Whether a process of the group still runs (zombies awaiting their reaper do not)."""
     proc_dir = Path("/proc")
@@ -60,12 +69,9 @@ def group_alive(pgid: int) -> bool:
         except ProcessLookupError:
             return False
         return True
-    for stat in proc_dir.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
+    for entry in proc_dir.glob("[0-9]*"):
+        fields = proc_stat(entry.name)
+        if fields is not None and int(fields[2]) == pgid and fields[0] != "Z":
             return True
     return False
 

@@ -330,14 +330,18 @@ def test_a_command_that_stops_before_its_load_ends_the_walk(tmp_path: Path) -> N
 # ---- a walk in a child process, for a threaded server (walk_in_child) ----------------------
 
 
-def test_a_walk_in_a_child_process_is_the_walk(tmp_path: Path) -> None:
-    root = reports_tree(tmp_path / "reports")
-    walked = walk.walk_in_child(root)
+def assert_is_the_walk(walked: walk.WalkedListing | None, root: Path) -> None:
+    """`walked` (a child's) equals scan_directory's walk of root: files, problems, digests."""
     assert walked is not None
     entries, problems = scan_directory(root, racy_after=walked.parts.entries._racy_after)  # type: ignore[attr-defined]
     assert list(walked.entries) == entries and len(entries) == 6
     assert walked.problems == problems
     assert walked.parts.digests == ListingParts.of(entries).digests
+
+
+def test_a_walk_in_a_child_process_is_the_walk(tmp_path: Path) -> None:
+    root = reports_tree(tmp_path / "reports")
+    assert_is_the_walk(walk.walk_in_child(root), root)
 
 
 def test_a_walk_in_a_child_that_fails_gives_none(
@@ -359,6 +363,4 @@ def test_a_walk_in_a_child_without_os_nice_still_walks(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(root)], capture_output=True, cwd=REPO, check=False
     )
     assert done.returncode == 0, done.stderr.decode()
-    walked = walk._decoded_walk(os.path.realpath(root), [done.stdout])
-    entries, _ = scan_directory(root, racy_after=walked.parts.entries._racy_after)  # type: ignore[attr-defined]
-    assert list(walked.entries) == entries and len(entries) == 6
+    assert_is_the_walk(walk._decoded_walk(os.path.realpath(root), [done.stdout]), root)
