@@ -162,11 +162,13 @@ def test_percentiles_equal_those_of_the_sorted_means(
 ) -> None:
     """The order statistics the interval is read from, found by partitions, are those of
     the fully sorted rows, to the bit: with many equal values (as resampled means have)
-    and with sizes small enough that the ranks meet."""
+    and with sizes small enough that the ranks meet. The partitions compare bit patterns:
+    -0.0 (the smallest int64) must still count as equal to 0."""
     from dashboard.stats.bootstrap import _percentiles
 
     rng = np.random.default_rng(seed)
     means = rng.integers(0, distinct, size=(rows, size)) / distinct
+    means[rng.random(means.shape) < 0.1] = -0.0  # a zero with its sign bit set
     ordered = np.sort(means, axis=1)
     alpha = 1 - confidence
     expected = []

@@ -173,12 +173,15 @@ def _order_statistics(means: FloatArray, ranks: list[int]) -> dict[int, FloatArr
     """Each row's value of each rank (0: the smallest), reordering `means` in place.
 
     Only these are needed, so the rows are partitioned at all the ranks in one call, not
-    sorted. With numpy 2.4 that is the quickest way measured (the resample means of the
-    2,000 reports of benchmarks' large corpus, 23,189 rows of 2,000 in chunks of 128):
-    0.66 s, against 0.84 s for one partition at each inner rank with its neighbour found
-    as the largest value left of it or the smallest right of it, and 0.93 s for a sort.
+    sorted, and as int64: the means of per-case estimates in [0, 1] are never negative
+    and never NaN, and non-negative doubles order as their bit patterns do (-0.0, whose
+    pattern is the smallest int64, still sorts first among the values equal to 0). With
+    numpy 2.4, on the resample means of the 2,000 reports of benchmarks' large corpus
+    (23,189 rows of 2,000 in chunks of 128): 0.43 s, against 0.65 s for the same
+    partition of the doubles, 0.84 s for one partition at each inner rank with its
+    neighbour found beside it, and 0.93 s for a sort.
     """
-    means.partition(ranks, axis=1)
+    means.view(np.int64).partition(ranks, axis=1)
     return {rank: means[:, rank] for rank in ranks}
 
 
