@@ -155,7 +155,8 @@ def _resample_means(rows: FloatArray, indices: IndexArray, seed: int = 0) -> Flo
 def _percentiles(means: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
     """Upstream's `_quantile` at alpha/2 and 1 - alpha/2 of each row's sorted means.
 
-    Reorders `means` in place (the caller's scratch array).
+    Reorders `means` in place (the caller's scratch array), which must hold no negative
+    value and no NaN (resample means of estimates in [0, 1]): see _order_statistics.
     """
     size = means.shape[1]
     alpha = 1 - confidence
