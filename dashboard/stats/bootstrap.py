@@ -133,20 +133,22 @@ def _draw_counts(m: int, n_boot: int, seed: int) -> FloatArray:
     return counts
 
 
-def _resample_means(rows: FloatArray, indices: IndexArray, seed: int = 0) -> FloatArray:
-    """Mean of every resample of every row, shape (rows, n_boot).
+def _resample_means(rows: FloatArray, m: int, n_boot: int, seed: int) -> FloatArray:
+    """Mean of every resample of every row of m values, shape (rows, n_boot).
 
     A resample's sum is a dot product of the row with its draw counts, so all of them are
     one matrix product. Upstream adds draws left to right; the product sums in another
     order, which moves a mean by a few ulps (1e-16) and an interval bound by no more: far
-    inside the 1e-9 the numbers must match upstream to.
+    inside the 1e-9 the numbers must match upstream to. The draws' indices are only built
+    where the counts are not cached already: a load's reports have tens of case counts,
+    more than _choice_indices keeps, and building them again cost 0.1 s of a cold load.
     """
-    n_boot, m = indices.shape
     if m <= _COUNTS_MAX_CASES:
         means: FloatArray = rows @ _draw_counts(m, n_boot, seed).T / m
         return means
     total: FloatArray = np.zeros((rows.shape[0], n_boot))
-    for column in np.ascontiguousarray(indices.T):  # large m: no n_boot x m matrix
+    # large m: no n_boot x m matrix
+    for column in np.ascontiguousarray(_choice_indices(m, n_boot, seed).T):
         total += np.take(rows, column, axis=1)
     means = total / m
     return means
@@ -208,10 +210,9 @@ def cluster_bootstrap_ci(
     low[flat], high[flat] = wilson_bounds(rows[flat, 0] * m, m, confidence)
     method[flat] = METHOD_WILSON
     varied = np.flatnonzero(~flat)
-    indices = cpython_choice_indices(m, n_boot, seed) if varied.size else None
     # a chunk of rows at a time: the resample means (rows x n_boot) stay in the CPU cache
     for start in range(0, varied.size, _CHUNK_ROWS):
         chunk = varied[start : start + _CHUNK_ROWS]
-        means = _resample_means(rows[chunk], indices, seed)  # type: ignore[arg-type]
+        means = _resample_means(rows[chunk], m, n_boot, seed)
         low[chunk], high[chunk] = _percentiles(means, confidence)
     return low, high, method
