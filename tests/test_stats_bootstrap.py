@@ -16,6 +16,7 @@ from dashboard.stats import (
     cluster_bootstrap_ci,
     cpython_choice_indices,
 )
+from dashboard.stats.bootstrap import _ArrayCache
 
 # multivon-eval 0.20.0's own helpers, the oracle (tests/upstream_copy.py)
 _norm_ppf = upstream.norm_ppf
@@ -54,6 +55,28 @@ def test_choice_indices_cached_and_read_only() -> None:
     assert not first.flags.writeable
     with pytest.raises(ValueError):
         first[0, 0] = 1
+
+
+def test_array_cache_bounded_by_bytes() -> None:
+    """Entries past the byte limit go, least recently used first; the newest always stays."""
+    built: list[tuple[int, int, int]] = []
+
+    def build(m: int, n_boot: int, seed: int) -> np.ndarray:
+        built.append((m, n_boot, seed))
+        return np.zeros((n_boot, m))  # n_boot * m * 8 bytes
+
+    cache = _ArrayCache(build, limit=3 * 8 * 100)  # room for three 100-byte-row arrays
+    a, b, c = cache(100, 1, 0), cache(100, 1, 1), cache(100, 1, 2)
+    assert cache(100, 1, 0) is a  # a hit, and now the most recently used
+    assert not a.flags.writeable
+    cache(100, 1, 3)  # over the limit: b, the least recently used, goes
+    assert len(built) == 4
+    assert cache(100, 1, 0) is a and cache(100, 1, 2) is c
+    assert len(built) == 4
+    assert cache(100, 1, 1) is not b  # built again
+    assert len(built) == 5
+    huge = cache(1000, 1, 0)  # alone over the limit: kept, everything else dropped
+    assert cache(1000, 1, 0) is huge and list(cache.entries) == [(1000, 1, 0)]
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,10 @@ interval); Wilson 1927 (the fallback for degenerate samples).
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Final
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Final, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -87,8 +89,46 @@ def _cpython_mt19937(seed: int) -> np.random.MT19937:
     return bit_generator
 
 
-@lru_cache(maxsize=32)
-def _choice_indices(m: int, n_boot: int, seed: int) -> IndexArray:
+Key = tuple[int, int, int]  # (m, n_boot, seed)
+ArrayT = TypeVar("ArrayT", bound=np.ndarray)
+
+
+class _ArrayCache(Generic[ArrayT]):
+    """`build`'s read-only arrays by (m, n_boot, seed), dropping the least recently used
+    once they hold more than `limit` bytes together (the newest is always kept).
+
+    functools.lru_cache bounds the number of entries, and one entry here is n_boot x m
+    numbers: 32 MB at 2,000 cases, so 64 entries of large suites would have held 2 GB in
+    a served app. Safe across threads (two may build the same array at once; one is kept).
+    """
+
+    def __init__(self, build: Callable[[int, int, int], ArrayT], limit: int) -> None:
+        self.build, self.limit = build, limit
+        self.entries: OrderedDict[Key, ArrayT] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def __call__(self, m: int, n_boot: int, seed: int) -> ArrayT:
+        key = (m, n_boot, seed)
+        with self.lock:
+            if key in self.entries:
+                self.entries.move_to_end(key)
+                return self.entries[key]
+        array = self.build(m, n_boot, seed)
+        array.flags.writeable = False
+        with self.lock:
+            array = self.entries.setdefault(key, array)
+            held = sum(entry.nbytes for entry in self.entries.values())
+            while held > self.limit and len(self.entries) > 1:
+                _, dropped = self.entries.popitem(last=False)
+                held -= dropped.nbytes
+        return array
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+
+
+def _build_choice_indices(m: int, n_boot: int, seed: int) -> IndexArray:
     bit_generator = _cpython_mt19937(seed)
     bits = m.bit_length()
     accept = m / 2**bits  # >= 1/2
@@ -103,9 +143,11 @@ def _choice_indices(m: int, n_boot: int, seed: int) -> IndexArray:
         chunk = raw[raw < m]
         kept.append(chunk)
         have += chunk.size
-    indices = np.concatenate(kept)[:needed].astype(np.intp).reshape(n_boot, m)
-    indices.flags.writeable = False
+    indices: IndexArray = np.concatenate(kept)[:needed].astype(np.intp).reshape(n_boot, m)
     return indices
+
+
+_choice_indices = _ArrayCache(_build_choice_indices, limit=128 * 1024 * 1024)
 
 
 def cpython_choice_indices(m: int, n_boot: int = 2000, seed: int = 0) -> IndexArray:
@@ -123,14 +165,16 @@ _CHUNK_ROWS = 128
 _COUNTS_MAX_CASES = 2000
 
 
-@lru_cache(maxsize=64)
-def _draw_counts(m: int, n_boot: int, seed: int) -> FloatArray:
-    """How often each case is drawn in each resample, shape (n_boot, m)."""
-    indices = _choice_indices(m, n_boot, seed)
+def _build_draw_counts(m: int, n_boot: int, seed: int) -> FloatArray:
+    """How often each case is drawn in each resample, shape (n_boot, m). Its indices are
+    built for it, not kept: the counts are what later calls ask for."""
+    indices = _build_choice_indices(m, n_boot, seed)
     counts = np.zeros((n_boot, m))
     np.add.at(counts, (np.repeat(np.arange(n_boot), m), indices.ravel()), 1.0)
-    counts.flags.writeable = False
     return counts
+
+
+_draw_counts = _ArrayCache(_build_draw_counts, limit=256 * 1024 * 1024)
 
 
 def _resample_means(rows: FloatArray, m: int, n_boot: int, seed: int) -> FloatArray:
