@@ -202,3 +202,69 @@ def test_percentiles_equal_those_of_the_sorted_means(
         expected.append(ordered[:, lo] * (1 - frac) + ordered[:, hi] * frac)
     low, high = _percentiles(means.copy(), confidence)
     assert np.array_equal(low, expected[0]) and np.array_equal(high, expected[1])
+
+
+# --- whole numerators ---------------------------------------------------------------------
+
+
+def _binomial_rows(draw: np.random.Generator, runs: int, m: int, k: int) -> np.ndarray:
+    """Two rows of pass^k and pass@k estimates of m cases of `runs` trials each, as the
+    estimators give them (fractions of C(runs, k))."""
+    from math import comb
+
+    passes = draw.integers(0, runs + 1, size=m)
+    total = comb(runs, k)
+    hat = [comb(int(c), k) / total for c in passes]
+    at = [1 - comb(runs - int(c), k) / total for c in passes]
+    return np.array([hat, at])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.integers(1, 12),
+    m=st.integers(2, 120),
+    seed=st.integers(0, 2**32 - 1),
+    n_boot=st.sampled_from([1, 7, 300, 2000]),
+    confidence=st.sampled_from([0.8, 0.95, 0.99]),
+)
+def test_whole_numerators_match_upstream_loop(
+    runs: int, m: int, seed: int, n_boot: int, confidence: float
+) -> None:
+    """Rows resampled as whole numerators over C(runs, k) (a 16-bit radix sort of the
+    resample sums) give upstream's interval, and the float path's."""
+    from math import comb
+
+    draw = np.random.default_rng(seed)
+    k = int(draw.integers(1, runs + 1))
+    rows = _binomial_rows(draw, runs, m, k)
+    denominators = [comb(runs, k)] * 2
+    low, high, method = cluster_bootstrap_ci(
+        rows, confidence, n_boot, seed, denominators=denominators
+    )
+    plain = cluster_bootstrap_ci(rows, confidence, n_boot, seed)
+    for r, row in enumerate(rows.tolist()):
+        want = _cluster_bootstrap_ci(row, confidence, n_boot, seed)
+        assert abs(low[r] - want[0]) <= 1e-12 and abs(high[r] - want[1]) <= 1e-12
+        assert abs(low[r] - plain[0][r]) <= 1e-15 and abs(high[r] - plain[1][r]) <= 1e-15
+    assert method.tolist() == plain[2].tolist()
+
+
+def test_whole_numerators_are_taken_only_where_they_hold() -> None:
+    """A denominator the values are not fractions of, 0, or one whose sums would pass
+    2**16, leaves its row to the float path (the same interval, to rounding); the rows that
+    qualify are the ones _whole_rows returns."""
+    from dashboard.stats.bootstrap import _whole_rows
+
+    draw = np.random.default_rng(3)
+    rows = np.concatenate([_binomial_rows(draw, 8, 40, 4)] * 2)  # fractions of C(8, 4) = 70
+    denominators = [70, 7, 0, 2000]  # right; wrong; unknown; 40 * 2000 is over 2**16
+    varied = rows.min(axis=1) < rows.max(axis=1)
+    taken, numerators, scale = _whole_rows(rows, varied, denominators)
+    assert taken.tolist() == [0]
+    assert numerators[0].tolist() == (rows[0] * 70).round().tolist()
+    assert scale.tolist() == [40 * 70]
+    low, high, _ = cluster_bootstrap_ci(rows, denominators=denominators)
+    plain_low, plain_high, _ = cluster_bootstrap_ci(rows)
+    assert np.abs(low - plain_low).max() <= 1e-15 and np.abs(high - plain_high).max() <= 1e-15
+    with pytest.raises(ValueError, match="denominators must have shape"):
+        cluster_bootstrap_ci(rows, denominators=[70])

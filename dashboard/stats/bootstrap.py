@@ -198,22 +198,55 @@ def _resample_means(rows: FloatArray, m: int, n_boot: int, seed: int) -> FloatAr
     return means
 
 
-def _percentiles(means: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
-    """Upstream's `_quantile` at alpha/2 and 1 - alpha/2 of each row's sorted means.
-
-    Reorders `means` in place (the caller's scratch array), which must hold no negative
-    value and no NaN (resample means of estimates in [0, 1]): see _order_statistics.
-    """
-    size = means.shape[1]
+def _positions(size: int, confidence: float) -> list[tuple[int, int, float]]:
+    """Upstream's `_quantile` at alpha/2 and 1 - alpha/2 of `size` sorted values: for
+    each, the ranks it lies between and its fraction of the way."""
     alpha = 1 - confidence
     positions = []
     for q in (alpha / 2, 1 - alpha / 2):
         idx = q * (size - 1)
         lo = int(idx)
         positions.append((lo, min(lo + 1, size - 1), idx - lo))
-    stats = _order_statistics(means, sorted({p for lo, hi, _ in positions for p in (lo, hi)}))
+    return positions
+
+
+def _interpolated(
+    stats: dict[int, FloatArray], positions: list[tuple[int, int, float]]
+) -> tuple[FloatArray, FloatArray]:
     low, high = (stats[lo] * (1 - frac) + stats[hi] * frac for lo, hi, frac in positions)
     return low, high
+
+
+def _percentiles(means: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
+    """Upstream's `_quantile` at alpha/2 and 1 - alpha/2 of each row's sorted means.
+
+    Reorders `means` in place (the caller's scratch array), which must hold no negative
+    value and no NaN (resample means of estimates in [0, 1]): see _order_statistics.
+    """
+    positions = _positions(means.shape[1], confidence)
+    ranks = sorted({p for lo, hi, _ in positions for p in (lo, hi)})
+    return _interpolated(_order_statistics(means, ranks), positions)
+
+
+def _whole_percentiles(
+    sums: FloatArray, scale: FloatArray, confidence: float
+) -> tuple[FloatArray, FloatArray]:
+    """_percentiles of the means sums / scale, for resample sums that are whole numbers
+    below 2**16 (each row's, its estimates' numerators over one denominator: `scale` is
+    m times that denominator).
+
+    Such sums sort as 16-bit integers, which numpy sorts by radix, and two different
+    means differ by at least 1 / scale, far more than the rounding of upstream's float
+    sums: the ranks hold the same resamples as upstream's sorted means, and each value is
+    the exact mean (upstream's, to the few ulps its additions lose). On the resample sums
+    of the 2,000 reports of benchmarks' large corpus: 0.50 s with the sums themselves,
+    against 1.07 s for the means as doubles partitioned (_order_statistics).
+    """
+    keys = sums.astype(np.uint16)
+    keys.sort(axis=1, kind="stable")  # radix sort: a 16-bit type and a stable sort
+    positions = _positions(sums.shape[1], confidence)
+    ranks = {p for lo, hi, _ in positions for p in (lo, hi)}
+    return _interpolated({rank: keys[:, rank] / scale for rank in ranks}, positions)
 
 
 def _order_statistics(means: FloatArray, ranks: list[int]) -> dict[int, FloatArray]:
@@ -233,7 +266,12 @@ def _order_statistics(means: FloatArray, ranks: list[int]) -> dict[int, FloatArr
 
 
 def cluster_bootstrap_ci(
-    values: npt.ArrayLike, confidence: float = 0.95, n_boot: int = 2000, seed: int = 0
+    values: npt.ArrayLike,
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+    *,
+    denominators: npt.ArrayLike | None = None,
 ) -> tuple[FloatArray, FloatArray, StrArray]:
     """Percentile cluster-bootstrap interval on the mean of each row of `values`.
 
@@ -244,6 +282,11 @@ def cluster_bootstrap_ci(
     point and overstate certainty; like upstream it falls back to a Wilson interval on
     values[0] * m successes of m (method "wilson"), which treats the m estimates as m
     Bernoulli trials: a conservative heuristic, not a bootstrap-consistent interval.
+
+    `denominators` (shape (r,), optional; 0 where unknown): a whole number each row's
+    values are fractions of, such as C(n, k) for the estimates of cases of n trials each.
+    Where it holds (checked) and m times it is below 2**16, the row is resampled as whole
+    numerators, which is exact and faster (_whole_percentiles); the result is the same.
     """
     rows = _check_values(values)
     confidence = check_confidence(confidence)
@@ -253,10 +296,46 @@ def cluster_bootstrap_ci(
     flat = rows.min(axis=1) == rows.max(axis=1)
     low[flat], high[flat] = wilson_bounds(rows[flat, 0] * m, m, confidence)
     method[flat] = METHOD_WILSON
+    whole, numerators, scale = _whole_rows(rows, ~flat, denominators)
+    if whole.size:
+        counts = _draw_counts(m, n_boot, seed)
+        for start in range(0, whole.size, _CHUNK_ROWS):
+            part = slice(start, start + _CHUNK_ROWS)
+            sums = numerators[part] @ counts.T  # whole numbers, exactly
+            low[whole[part]], high[whole[part]] = _whole_percentiles(sums, scale[part], confidence)
     varied = np.flatnonzero(~flat)
+    varied = np.setdiff1d(varied, whole, assume_unique=True) if whole.size else varied
     # a chunk of rows at a time: the resample means (rows x n_boot) stay in the CPU cache
     for start in range(0, varied.size, _CHUNK_ROWS):
         chunk = varied[start : start + _CHUNK_ROWS]
         means = _resample_means(rows[chunk], m, n_boot, seed)
         low[chunk], high[chunk] = _percentiles(means, confidence)
     return low, high, method
+
+
+# A numerator off a whole number by more than this is not one: the row takes the float path.
+_WHOLE_TOLERANCE = 1e-6
+
+
+def _whole_rows(
+    rows: FloatArray,
+    varied: npt.NDArray[np.bool_],
+    denominators: npt.ArrayLike | None,
+) -> tuple[IndexArray, FloatArray, FloatArray]:
+    """The varied rows that can be resampled as whole numerators (their indices), those
+    numerators, and each one's scale (m times its denominator)."""
+    m = rows.shape[1]
+    none = np.empty(0, dtype=np.intp), np.empty((0, m)), np.empty(0)
+    if denominators is None or m > _COUNTS_MAX_CASES:
+        return none
+    scale = np.asarray(denominators, dtype=np.float64) * m
+    if scale.shape != (rows.shape[0],):
+        raise ValueError(f"denominators must have shape ({rows.shape[0]},), got {scale.shape}")
+    # a resample's sum is at most m times the row's largest numerator: below 2**16
+    candidates = np.flatnonzero(varied & (scale > 0) & (scale < 2**16))
+    if not candidates.size:
+        return none
+    scaled = rows[candidates] * (scale[candidates, None] / m)
+    numerators = np.rint(scaled)
+    exact = (np.abs(scaled - numerators) <= _WHOLE_TOLERANCE).all(axis=1)
+    return candidates[exact], numerators[exact], scale[candidates[exact]]

@@ -188,18 +188,24 @@ def _suites_pass_k(
             continue
         known = tuple(sorted({k for k in ks if k <= runs_of[i]}))
         stacks.setdefault((n.size, metric, known), []).append(i)
-    by_cases: dict[int, list[tuple[list[int], tuple[int, ...], FloatArray]]] = {}
+    by_cases: dict[int, list[tuple[list[int], tuple[int, ...], FloatArray, IntArray]]] = {}
     for (m, metric, known), members in stacks.items():
-        rows = (
+        rows, denominators = (
             _stacked_rows([suites[i] for i in members], known, metric)
             if known
-            else np.empty((0, m))
+            else (np.empty((0, m)), np.empty(0, dtype=np.int64))
         )
-        by_cases.setdefault(m, []).append((members, known, rows))
+        by_cases.setdefault(m, []).append((members, known, rows, denominators))
     for m, stacked in by_cases.items():
-        rows = np.concatenate([rows for _, _, rows in stacked])
+        rows = np.concatenate([rows for _, _, rows, _ in stacked])
         if rows.shape[0]:
-            low, high, method = cluster_bootstrap_ci(rows, confidence, n_boot, seed)
+            low, high, method = cluster_bootstrap_ci(
+                rows,
+                confidence,
+                n_boot,
+                seed,
+                denominators=np.concatenate([d for _, _, _, d in stacked]),
+            )
             means = rows.mean(axis=1)
             # the percentile interval of a skewed resample can miss the point estimate
             columns: tuple[np.ndarray, ...] = (
@@ -208,7 +214,7 @@ def _suites_pass_k(
         else:  # no suite of this size supports any k asked for
             columns = (np.empty(0),) * 4
         estimates = zip(*(column.tolist() for column in columns), strict=True)
-        for members, known, _ in stacked:
+        for members, known, _, _ in stacked:
             for i in members:
                 n, _, ks, metric = suites[i]
                 runs = runs_of[i]
@@ -228,9 +234,18 @@ def _suites_pass_k(
     return results
 
 
-def _stacked_rows(suites: list[_Suite], known: tuple[int, ...], metric: str) -> FloatArray:
+# Denominators at or above this are never resampled whole (cluster_bootstrap_ci).
+_WHOLE_LIMIT: Final = 2**16
+
+
+def _stacked_rows(
+    suites: list[_Suite], known: tuple[int, ...], metric: str
+) -> tuple[FloatArray, IntArray]:
     """The per-case rows of suites with one number of cases, at the ks they all support:
-    suite by suite, each suite's ks in order (shape (len(suites) * len(known), m))."""
+    suite by suite, each suite's ks in order (shape (len(suites) * len(known), m)), and
+    each row's denominator for the bootstrap: C(n, k) where every case of its suite has
+    n trials (its estimates are fractions of it), else 0 (also where it is too large to
+    help: the bootstrap takes whole numerators below 2**16 only)."""
     n = np.stack([suite[0] for suite in suites])
     c = np.stack([suite[1] for suite in suites])
     ks = np.array(known, dtype=np.int64)
@@ -239,7 +254,17 @@ def _stacked_rows(suites: list[_Suite], known: tuple[int, ...], metric: str) -> 
     for r in _nearly_flat(rows):  # rare: see _match_upstream_ties
         s, j = divmod(int(r), ks.size)
         rows[r] = _match_upstream_ties(rows[r : r + 1], ks[j : j + 1], n[s], c[s], metric)[0]
-    return rows
+    runs = n[:, 0]
+    uniform = (n == runs[:, None]).all(axis=1)
+    denominators = np.array(
+        [
+            min(comb(int(r), int(k)), _WHOLE_LIMIT) if same else 0
+            for r, same in zip(runs, uniform, strict=True)
+            for k in ks
+        ],
+        dtype=np.int64,
+    )
+    return rows, denominators
 
 
 def suites_pass_k(
