@@ -96,8 +96,9 @@ def test_every_fixture_loads_the_same_framed_as_file_by_file(
 
 
 def test_the_frame_is_used_for_small_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The framed statement runs (and succeeds) for a directory of good small files: a
-    fallback that always fired would pass the equality tests and gain nothing."""
+    """The framed statement runs (and succeeds) for a directory of good small files, ahead
+    of the store (by the stager, on a cursor of its own): a fallback that always fired
+    would pass the equality tests and gain nothing."""
     root = populate(
         tmp_path / "reports", [p for p in fixture_reports() if p.stat().st_size < 100_000]
     )
@@ -109,11 +110,21 @@ def test_the_frame_is_used_for_small_files(tmp_path: Path, monkeypatch: pytest.M
         seen.append(name)
         real(con, name, **params)
 
+    framed: list[tuple[int, bool]] = []  # (files, ahead) of each framed read
+    real_framed = staging.stage_framed
+
+    def spy_framed(con: Any, frame: Any, small: list[Any], *args: Any) -> str:
+        table = real_framed(con, frame, small, *args)
+        framed.append((len(small), len(args) == 3))  # a stager passes its table and cursor
+        return table
+
     monkeypatch.setattr(staging, "execute", spy)
+    monkeypatch.setattr(staging, "stage_framed", spy_framed)
     con = open_catalog(MEMORY)
     loading.refresh_catalog(con, root)
     con.close()
-    assert "stage_reports_framed" in seen
+    assert framed and all(ahead for _, ahead in framed), framed
+    assert sum(files for files, _ in framed) == len(list(root.rglob("*.json")))
     assert "stage_reports" not in seen, "a good batch fell back to the file-by-file reader"
 
 
@@ -221,7 +232,8 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
 ) -> None:
     """A batch holding strict-parsed and framed files stores both in one transaction,
     with the rows DuckDB's reader gives each file on its own; nothing falls back. In
-    batches of 3, each batch's strict parse is begun ahead and none is parsed again."""
+    batches of 3, each batch's strict parse and framed read are begun ahead and none is
+    run again."""
     root = tmp_path / "reports"
     root.mkdir()
     for copy in range(3):  # large and small files in turn, through many batches
@@ -234,12 +246,19 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
     begun: list[list[str]] = []
     real_start = staging.StrictStager.start
 
-    def start(self: staging.StrictStager, abspaths: list[str]) -> Any:
+    def start(self: staging.StrictStager, abspaths: list[str], *args: Any) -> Any:
         begun.append(abspaths)
-        return real_start(self, abspaths)
+        return real_start(self, abspaths, *args)
 
     monkeypatch.setattr(staging.StrictStager, "start", start)
     monkeypatch.setattr(staging, "stage_strict_parts", _refuse_to_parse_now(monkeypatch))
+    real_framed = staging.stage_framed
+
+    def framed_ahead_only(con: Any, frame: Any, small: list[Any], *args: Any) -> str:
+        assert len(args) == 3, "a framed read ran in the store instead of ahead"
+        return real_framed(con, frame, small, *args)
+
+    monkeypatch.setattr(staging, "stage_framed", framed_ahead_only)
     mixed = catalog_tables(
         root, framed=True, monkeypatch=monkeypatch, strict_small=True, batch_files=batch_files
     )

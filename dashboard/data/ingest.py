@@ -44,7 +44,7 @@ from dashboard.data.scan import (
 from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.staging import (
-    Frame,
+    Staged,
     StrictStager,
     parse_batch,
     parse_strict_and_framed,
@@ -291,21 +291,36 @@ def _ingest(
                 prepared.texts[entry.path] = facts.data
             else:
                 prepared.rest.append(item)
-        if prepared.large:
-            prepared.staged = stager.start([e.abspath for e, _, _ in prepared.large])
+        if prepared.large or prepared.framed:
+            prepared.staged = stager.start(
+                [e.abspath for e, _, _ in prepared.large],
+                prepared.framed,
+                prepared.texts,
+                max_bytes,
+            )
+            prepared.texts.clear()  # in the frame now (a fallback reads the files again)
         return prepared
 
     def store(prepared: _Prepared) -> None:
         """Parse what the batch's readers have not, and store the batch."""
-        large, framed, texts = prepared.large, prepared.framed, prepared.texts
-        framed_ok = bool(framed) and frame.write([(rid, texts[e.path]) for e, _, rid in framed])
-        if large and framed_ok:  # one transaction for both
-            parse_strict_and_framed(con, large, framed, max_bytes, frame, prepared.staged)
+        large, framed, staged = prepared.large, prepared.framed, prepared.staged
+        frame = staged.frame  # None: the frame could not be written
+        if large and framed and frame:  # one transaction for both
+            parse_strict_and_framed(
+                con, large, framed, max_bytes, frame, staged.strict, staged.framed
+            )
         else:
             if large:
-                parse_batch(con, large, max_bytes, reader="strict", staged=prepared.staged)
-            if framed_ok:
-                parse_batch(con, framed, max_bytes, reader="framed", frame=frame)
+                parse_batch(con, large, max_bytes, reader="strict", staged=staged.strict)
+            if framed and frame:
+                parse_batch(
+                    con,
+                    framed,
+                    max_bytes,
+                    reader="framed",
+                    frame=frame,
+                    framed_staged=staged.framed,
+                )
             elif framed:
                 parse_batch(con, framed, max_bytes)
         if prepared.rest:
@@ -325,9 +340,8 @@ def _ingest(
     with (
         ThreadPoolExecutor(max_workers=1) as pool,
         tempfile.TemporaryDirectory(prefix="relidash-load-", dir=_memory_backed_tmp()) as scratch,
-        StrictStager(con) as stager,
+        StrictStager(con, Path(scratch)) as stager,
     ):
-        frame = Frame(Path(scratch) / "batch.json")
         strict_first = {
             e.path
             for e in candidates
@@ -394,11 +408,11 @@ class _Prepared:
 
     files: int  # the batch's files, parseable or not
     large: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # strict first
-    framed: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # bytes in `texts`
+    framed: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # in a frame
     rest: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # the JSON reader's
     logs: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # Inspect logs
-    texts: dict[str, bytes] = field(default_factory=dict)
-    staged: Future[list[str]] | None = None  # the strict parse of `large`, begun
+    texts: dict[str, bytes] = field(default_factory=dict)  # framed files' bytes, until framed
+    staged: Staged = field(default_factory=Staged)  # the parses of `large` and `framed`, begun
 
 
 def _store_parts(

@@ -6,7 +6,8 @@ reader file by file, whose verdicts and messages stand; the strict transform, fo
 0.19+ reports; and, for small reports, the JSON reader over one framed array of the whole
 batch (Frame), which gives the same rows at a sixth of the cost. A batch that the strict
 or framed reader refuses is read again by the JSON reader. A batch's large and small files
-are staged and stored in one transaction (parse_strict_and_framed).
+are staged and stored in one transaction (parse_strict_and_framed), and both parses of a
+batch run ahead, while the batch before it is stored (StrictStager).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import codecs
 import contextlib
 import re
 import secrets
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -57,6 +60,10 @@ class Frame:
         self.tag = FRAME_TAG.encode()
         self.secret = secrets.token_hex(8).encode() + b":"
 
+    def tag_of(self, report_id: int) -> str:
+        """The value of FRAME_TAG that opens this report's element."""
+        return f"{self.secret.decode()}{report_id}"
+
     def write(self, items: list[tuple[int, bytes]]) -> bool:
         """Write the batch's files as one array; False when the scratch file cannot be."""
         parts = [b"["]
@@ -92,6 +99,7 @@ def parse_batch(
     reader: str = "json",
     frame: Frame | None = None,
     staged: Future[list[str]] | None = None,
+    framed_staged: Future[str] | None = None,
 ) -> None:
     """Parse a batch in one statement; split it to find the files DuckDB rejects.
 
@@ -99,11 +107,12 @@ def parse_batch(
     for large files: a batch it refuses is tried file by file, and a file it refuses alone
     is read by the JSON reader. "framed", for small files (the batch as written to
     `frame`): the JSON reader over one file; a batch it refuses is read file by file.
-    `staged`: the strict parse of the batch, begun by a StrictStager.
+    `staged` / `framed_staged`: the strict or framed parse of the batch, begun by a
+    StrictStager.
     """
     strict = reader == "strict"
     try:
-        _stage_and_store(con, [(reader, batch)], max_bytes, frame, staged)
+        _stage_and_store(con, [(reader, batch)], max_bytes, frame, staged, framed_staged)
     except (*DATA_ERRORS, FrameMismatch) as exc:
         if reader == "framed":
             parse_batch(con, batch, max_bytes)
@@ -138,6 +147,7 @@ def parse_strict_and_framed(
     max_bytes: int,
     frame: Frame,
     staged: Future[list[str]] | None = None,
+    framed_staged: Future[str] | None = None,
 ) -> None:
     """A batch's large files (strict) and small ones (as written to `frame`) in one
     transaction: the statements that flatten and store a batch cost tens of milliseconds
@@ -145,12 +155,21 @@ def parse_strict_and_framed(
     paid it twice. If either reader refuses its part, each part is parsed on its own
     (parse_batch), as if they had never met."""
     try:
-        _stage_and_store(con, [("strict", large), ("framed", small)], max_bytes, frame, staged)
+        _stage_and_store(
+            con, [("strict", large), ("framed", small)], max_bytes, frame, staged, framed_staged
+        )
     except (*DATA_ERRORS, FrameMismatch):
-        # a strict parse that failed says so again at once, instead of running again
+        # a parse begun ahead that failed says so again at once, instead of running again
         refused = staged if staged is not None and staged.exception() is not None else None
         parse_batch(con, large, max_bytes, reader="strict", staged=refused)
-        parse_batch(con, small, max_bytes, reader="framed", frame=frame)
+        refused_framed = (
+            framed_staged
+            if framed_staged is not None and framed_staged.exception() is not None
+            else None
+        )
+        parse_batch(
+            con, small, max_bytes, reader="framed", frame=frame, framed_staged=refused_framed
+        )
 
 
 def _stage_and_store(
@@ -159,18 +178,34 @@ def _stage_and_store(
     max_bytes: int,
     frame: Frame | None,
     staged: Future[list[str]] | None = None,
+    framed_staged: Future[str] | None = None,
 ) -> None:
     """Stage every group's files by its reader into `stage`, then flatten and store them
-    all, in one transaction. Rolled back on any error, which is raised. `staged`: the
-    strict group's parts, being parsed already."""
+    all, in one transaction. Rolled back on any error, which is raised. `staged` /
+    `framed_staged`: the strict group's parts and the framed group's table, being parsed
+    already."""
     readers = dict(groups)
     strict = readers.get("strict", [])
+    small = readers.get("framed", []) if frame is not None else []
     everything = [item for _, items in groups for item in items]
     parts: list[str] = []
     try:
-        if strict:  # before the transaction, whose snapshot must see the parts
+        # before the transaction, whose snapshot must see the parts
+        if small:
+            assert frame is not None
+            parts.append(
+                framed_staged.result()
+                if framed_staged
+                else stage_framed(con, frame, small, max_bytes)
+            )
+            matched = con.execute(
+                f"SELECT count(*), count(DISTINCT filename) FROM {parts[0]}"  # allow-listed
+            ).fetchall()[0]
+            if matched != (len(small), len(small)):
+                raise FrameMismatch
+        if strict:
             abspaths = [e.abspath for e, _, _ in strict]
-            parts = staged.result() if staged else stage_strict_parts(con, abspaths)
+            parts += staged.result() if staged else stage_strict_parts(con, abspaths)
         con.execute("BEGIN TRANSACTION")
         con.execute(
             "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
@@ -183,22 +218,7 @@ def _stage_and_store(
                 "mtimes": [e.mtime_ns for e, _, _ in everything],
             },
         )
-        if "framed" in readers and frame is not None:
-            small = readers["framed"]
-            execute(
-                con,
-                "stage_reports_framed",
-                frame=str(frame.path),
-                columns={FRAME_TAG: "VARCHAR", **REPORT_COLUMNS},
-                secret=frame.secret.decode(),
-                max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in small), max_bytes),
-            )
-            matched = con.execute(
-                "SELECT count(*), count(DISTINCT filename) FROM stage"
-            ).fetchall()[0]
-            if matched != (len(small), len(small)):
-                raise FrameMismatch
-        elif "json" in readers:
+        if "json" in readers:
             files = readers["json"]
             execute(
                 con,
@@ -208,11 +228,13 @@ def _stage_and_store(
                 max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in files), max_bytes),
             )
         if parts:
-            union = " UNION ALL ".join(f"SELECT * FROM {part}" for part in parts)  # allow-listed
-            if len(readers) == 1:
-                con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS {union}")
-            else:  # the framed rows' maybe_constants is NULL: they were checked before
+            # allow-listed names; the framed rows' maybe_constants is NULL: they were
+            # checked before
+            union = " UNION ALL BY NAME ".join(f"SELECT * FROM {part}" for part in parts)
+            if "json" in readers:
                 con.execute(f"INSERT INTO stage BY NAME {union}")
+            else:
+                con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS {union}")
         rejected = _reject_non_reports(con)
         if strict:
             rejected |= _reject_constant_literals(con)
@@ -243,6 +265,7 @@ def _stage_and_store(
 # load's scratch rows never reach the catalog's log): table names, an allow-list.
 STAGE_DATABASE = "relidash_stage"
 STAGE_PARTS = tuple(f"{STAGE_DATABASE}.part_{i}" for i in range(2))
+STAGE_FRAMED = f"{STAGE_DATABASE}.framed"
 
 
 def _attach_stage(con: duckdb.DuckDBPyConnection) -> None:
@@ -300,36 +323,107 @@ def stage_strict_parts(
     return [part for part, _ in work]
 
 
+def stage_framed(
+    con: duckdb.DuckDBPyConnection,
+    frame: Frame,
+    small: list[tuple[FileEntry, str, int]],
+    max_bytes: int,
+    table: str = STAGE_FRAMED,
+    cursor: duckdb.DuckDBPyConnection | None = None,
+) -> str:
+    """stage_reports_framed's rows of these small files, as written to `frame`, in
+    `table` (returned). With `cursor` (a StrictStager's), `con` itself is not used."""
+    if cursor is None:
+        _attach_stage(con)
+    (cursor or con).execute(
+        f"CREATE OR REPLACE TABLE {table} AS {load_query('stage_reports_framed')}",  # allow-listed
+        {
+            "frame": str(frame.path),
+            "columns": {FRAME_TAG: "VARCHAR", **REPORT_COLUMNS},
+            "tags": [frame.tag_of(rid) for _, _, rid in small],
+            "abspaths": [e.abspath for e, _, _ in small],
+            "max_bytes": reader_buffer_bytes(max(e.size for e, _, _ in small), max_bytes),
+        },
+    )
+    return table
+
+
+@dataclass
+class Staged:
+    """A batch's parses begun by a StrictStager: its strict parts and its framed table
+    (each None when the batch has no such files), and the frame its small files were
+    written to (None when it could not be written: those files go to the JSON reader)."""
+
+    strict: Future[list[str]] | None = None
+    framed: Future[str] | None = None
+    frame: Frame | None = None
+
+
 class StrictStager:
-    """Parses a batch's large files (stage_strict_parts) in the background, so that the
-    next batch's parse runs while the one before it is stored: storing is mostly
-    one-threaded statements, and a cold load of large reports left a core a third idle.
+    """Parses a batch's large files (stage_strict_parts) and its small ones (stage_framed)
+    in the background, so that the next batch's parse runs while the one before it is
+    stored: storing is mostly one-threaded statements, and a cold load of large reports
+    left a core a third idle; the framed read, on the thread that stores, was the longest
+    statement of a mixed batch's store.
 
     One batch parses at a time, on cursors of its own, into one of two sets of tables
-    taken in turn: a batch's parts stay in place while the next one's are written, until
-    its own store drops them. The caller's transaction begins after the future is done.
+    (and frames) taken in turn: a batch's tables stay in place while the next one's are
+    written, until its own store drops them. The caller's transaction begins after the
+    futures are done.
     """
 
     SLOTS = tuple(
         tuple(f"{STAGE_DATABASE}.ahead_{slot}_{i}" for i in range(len(STAGE_PARTS)))
         for slot in range(2)
     )
+    FRAMED_SLOTS = tuple(f"{STAGE_DATABASE}.framed_{slot}" for slot in range(2))
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, scratch: Path | None = None) -> None:
         self.con = con
-        # made at the first start: most loads (small files, one changed file) never start one
+        # the frames small files are written to, one per slot (scratch: a directory the
+        # load owns; without one, small files are not framed ahead)
+        self.frames = (
+            [Frame(scratch / f"batch-{slot}.json") for slot in range(2)] if scratch else []
+        )
+        # made at the first start: most loads (one changed file) never start one
         self.cursors: list[duckdb.DuckDBPyConnection] = []
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-strict")
         self.turn = 0
 
-    def start(self, abspaths: list[str]) -> Future[list[str]]:
-        """Begin the strict parse of these files; call from the thread that owns `con`."""
+    def start(
+        self,
+        abspaths: list[str],
+        small: Sequence[tuple[FileEntry, str, int]] = (),
+        texts: dict[str, bytes] | None = None,
+        max_bytes: int = 0,
+    ) -> Staged:
+        """Begin the strict parse of the large files at `abspaths` and the framed read of
+        the `small` files (whose bytes are `texts`, by path); call from the thread that
+        owns `con`. The frame is written here, before the parse begins."""
         if not self.cursors:
             _attach_stage(self.con)
-            self.cursors = [self.con.cursor() for _ in STAGE_PARTS]
-        names = self.SLOTS[self.turn]
-        self.turn = 1 - self.turn
-        return self.pool.submit(stage_strict_parts, self.con, abspaths, names, self.cursors)
+            self.cursors = [self.con.cursor() for _ in range(len(STAGE_PARTS) + 1)]
+        turn, self.turn = self.turn, 1 - self.turn
+        staged = Staged()
+        if abspaths:
+            staged.strict = self.pool.submit(
+                stage_strict_parts, self.con, abspaths, self.SLOTS[turn], self.cursors[:-1]
+            )
+        if small and self.frames:
+            frame = self.frames[turn]
+            assert texts is not None
+            if frame.write([(rid, texts[e.path]) for e, _, rid in small]):
+                staged.frame = frame
+                staged.framed = self.pool.submit(
+                    stage_framed,
+                    self.con,
+                    frame,
+                    list(small),
+                    max_bytes,
+                    self.FRAMED_SLOTS[turn],
+                    self.cursors[-1],
+                )
+        return staged
 
     def __enter__(self) -> StrictStager:
         return self
@@ -346,9 +440,8 @@ class StrictStager:
         for cursor in self.cursors:
             cursor.close()
         with contextlib.suppress(duckdb.Error):
-            for slot in self.SLOTS:
-                for part in slot:
-                    self.con.execute(f"DROP TABLE IF EXISTS {part}")  # allow-listed
+            for table in (*(p for slot in self.SLOTS for p in slot), *self.FRAMED_SLOTS):
+                self.con.execute(f"DROP TABLE IF EXISTS {table}")  # allow-listed
 
 
 def reader_buffer_bytes(largest: int, limit: int) -> int:
