@@ -326,7 +326,7 @@ def test_strict_fast_path_stages_what_the_json_reader_stages() -> None:
         fast = con.execute(f"SELECT * EXCLUDE (maybe_constants) FROM {part}").fetchall()
         size = Path(path).stat().st_size
         execute(con, "stage_reports", files=[path], columns=REPORT_COLUMNS, max_bytes=size + 1)
-        assert con.execute("SELECT * FROM stage").fetchall() == fast, path
+        assert con.execute("SELECT * FROM stage_json").fetchall() == fast, path
         taken.append(Path(path).name)
     # every 0.20 report has every field, so the fast path must take at least those
     assert {p.name for p in fixture_reports() if "0.20.0" in p.name} <= set(taken), taken

@@ -218,6 +218,7 @@ def _stage_and_store(
                 "mtimes": [e.mtime_ns for e, _, _ in everything],
             },
         )
+        sources = list(parts)
         if "json" in readers:
             files = readers["json"]
             execute(
@@ -227,14 +228,12 @@ def _stage_and_store(
                 columns=REPORT_COLUMNS,
                 max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in files), max_bytes),
             )
-        if parts:
-            # allow-listed names; the framed rows' maybe_constants is NULL: they were
-            # checked before
-            union = " UNION ALL BY NAME ".join(f"SELECT * FROM {part}" for part in parts)
-            if "json" in readers:
-                con.execute(f"INSERT INTO stage BY NAME {union}")
-            else:
-                con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS {union}")
+            sources.append("stage_json")
+        # A view, not a copy: the statements below read the parsed rows where they are.
+        # Allow-listed names; the framed rows' maybe_constants is NULL (they were checked
+        # before), and the JSON reader's rows have none.
+        union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")
         rejected = _reject_non_reports(con)
         if strict:
             rejected |= _reject_constant_literals(con)
