@@ -1,12 +1,13 @@
--- Flattens the cases of `stage` into the temp table `stage_cases`: one row per case, in
+-- Flattens the cases of `stage` into the rows of `stage_cases`: one row per case, in
 -- file order, with multivon-eval's upgrade applied (EvalReport.from_dict, 0.20.0
 -- result.py:823-884): runs default 1; pass_count from the stored field (0.18+) else
 -- round(run_pass_rate * runs) (Python rounds half to even) for multi-run cases, -1 for
 -- single-run ones; status recomputed in upstream's order: skipped, model error, judge
 -- error, evaluator error, every grader skipped (0.17+), then passed / failed_quality.
 -- Cases whose numbers are impossible get an excluded_reason and never reach a metric.
--- No parameters; reads `stage` and `batch_files`.
-CREATE OR REPLACE TEMP TABLE stage_cases AS
+-- The loader runs it ahead of the batch's store where it can (staging.py), into a table of
+-- its own, and `stage_cases` is a view of its rows.
+-- No parameters; reads `stage` and `batch_files` (abspath, report_id).
 WITH raw AS (
     SELECT b.report_id, unnest(s.cases) AS c, generate_subscripts(s.cases, 1) AS case_idx
     FROM stage AS s JOIN batch_files AS b ON s.filename = b.abspath

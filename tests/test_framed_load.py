@@ -232,8 +232,8 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
 ) -> None:
     """A batch holding strict-parsed and framed files stores both in one transaction,
     with the rows DuckDB's reader gives each file on its own; nothing falls back. In
-    batches of 3, each batch's strict parse and framed read are begun ahead and none is
-    run again."""
+    batches of 3, each batch's strict parse and framed read, and the flattening of its
+    cases, are begun ahead and none is run again."""
     root = tmp_path / "reports"
     root.mkdir()
     for copy in range(3):  # large and small files in turn, through many batches
@@ -246,9 +246,9 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
     begun: list[list[str]] = []
     real_start = staging.StrictStager.start
 
-    def start(self: staging.StrictStager, abspaths: list[str], *args: Any) -> Any:
-        begun.append(abspaths)
-        return real_start(self, abspaths, *args)
+    def start(self: staging.StrictStager, large: list[Any], *args: Any) -> Any:
+        begun.append([entry.abspath for entry, _, _ in large])
+        return real_start(self, large, *args)
 
     monkeypatch.setattr(staging.StrictStager, "start", start)
     monkeypatch.setattr(staging, "stage_strict_parts", _refuse_to_parse_now(monkeypatch))
@@ -259,10 +259,20 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
         return real_framed(con, frame, small, *args)
 
     monkeypatch.setattr(staging, "stage_framed", framed_ahead_only)
+    real_flatten = staging.flatten_cases
+    flattened_in_store: list[str] = []
+
+    def flatten(con: Any, table: str, *, temp: bool = False) -> None:
+        if temp:  # the store's own flattening, into a temp table
+            flattened_in_store.append(table)
+        real_flatten(con, table, temp=temp)
+
+    monkeypatch.setattr(staging, "flatten_cases", flatten)
     mixed = catalog_tables(
         root, framed=True, monkeypatch=monkeypatch, strict_small=True, batch_files=batch_files
     )
     assert fallbacks == [], "a good mixed batch fell back to parsing its parts apart"
+    assert flattened_in_store == [], "a batch's cases were flattened in the store, not ahead"
     assert sorted(Path(a).name for files in begun for a in files) == sorted(strict)
     alone = catalog_tables(root, framed=False, monkeypatch=monkeypatch)
     assert len(mixed["reports"]) == 3 * len(fixture_reports())

@@ -293,7 +293,7 @@ def _ingest(
                 prepared.rest.append(item)
         if prepared.large or prepared.framed:
             prepared.staged = stager.start(
-                [e.abspath for e, _, _ in prepared.large],
+                prepared.large,
                 prepared.framed,
                 prepared.texts,
                 max_bytes,
@@ -307,11 +307,19 @@ def _ingest(
         frame = staged.frame  # None: the frame could not be written
         if large and framed and frame:  # one transaction for both
             parse_strict_and_framed(
-                con, large, framed, max_bytes, frame, staged.strict, staged.framed
+                con, large, framed, max_bytes, frame, staged.strict, staged.framed, staged.cases
             )
         else:
+            # only one part was begun: its cases were flattened alone
             if large:
-                parse_batch(con, large, max_bytes, reader="strict", staged=staged.strict)
+                parse_batch(
+                    con,
+                    large,
+                    max_bytes,
+                    reader="strict",
+                    staged=staged.strict,
+                    cases_staged=staged.cases,
+                )
             if framed and frame:
                 parse_batch(
                     con,
@@ -320,6 +328,7 @@ def _ingest(
                     reader="framed",
                     frame=frame,
                     framed_staged=staged.framed,
+                    cases_staged=staged.cases,
                 )
             elif framed:
                 parse_batch(con, framed, max_bytes)

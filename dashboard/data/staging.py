@@ -100,6 +100,7 @@ def parse_batch(
     frame: Frame | None = None,
     staged: Future[list[str]] | None = None,
     framed_staged: Future[str] | None = None,
+    cases_staged: Future[str | None] | None = None,
 ) -> None:
     """Parse a batch in one statement; split it to find the files DuckDB rejects.
 
@@ -107,12 +108,14 @@ def parse_batch(
     for large files: a batch it refuses is tried file by file, and a file it refuses alone
     is read by the JSON reader. "framed", for small files (the batch as written to
     `frame`): the JSON reader over one file; a batch it refuses is read file by file.
-    `staged` / `framed_staged`: the strict or framed parse of the batch, begun by a
-    StrictStager.
+    `staged` / `framed_staged` / `cases_staged`: the strict or framed parse of the batch,
+    and its cases flattened, begun by a StrictStager.
     """
     strict = reader == "strict"
     try:
-        _stage_and_store(con, [(reader, batch)], max_bytes, frame, staged, framed_staged)
+        _stage_and_store(
+            con, [(reader, batch)], max_bytes, frame, staged, framed_staged, cases_staged
+        )
     except (*DATA_ERRORS, FrameMismatch) as exc:
         if reader == "framed":
             parse_batch(con, batch, max_bytes)
@@ -148,6 +151,7 @@ def parse_strict_and_framed(
     frame: Frame,
     staged: Future[list[str]] | None = None,
     framed_staged: Future[str] | None = None,
+    cases_staged: Future[str | None] | None = None,
 ) -> None:
     """A batch's large files (strict) and small ones (as written to `frame`) in one
     transaction: the statements that flatten and store a batch cost tens of milliseconds
@@ -156,7 +160,13 @@ def parse_strict_and_framed(
     (parse_batch), as if they had never met."""
     try:
         _stage_and_store(
-            con, [("strict", large), ("framed", small)], max_bytes, frame, staged, framed_staged
+            con,
+            [("strict", large), ("framed", small)],
+            max_bytes,
+            frame,
+            staged,
+            framed_staged,
+            cases_staged,
         )
     except (*DATA_ERRORS, FrameMismatch):
         # a parse begun ahead that failed says so again at once, instead of running again
@@ -179,11 +189,12 @@ def _stage_and_store(
     frame: Frame | None,
     staged: Future[list[str]] | None = None,
     framed_staged: Future[str] | None = None,
+    cases_staged: Future[str | None] | None = None,
 ) -> None:
     """Stage every group's files by its reader into `stage`, then flatten and store them
     all, in one transaction. Rolled back on any error, which is raised. `staged` /
     `framed_staged`: the strict group's parts and the framed group's table, being parsed
-    already."""
+    already; `cases_staged`: the flattened cases of both (None: flatten them here)."""
     readers = dict(groups)
     strict = readers.get("strict", [])
     small = readers.get("framed", []) if frame is not None else []
@@ -206,6 +217,7 @@ def _stage_and_store(
         if strict:
             abspaths = [e.abspath for e, _, _ in strict]
             parts += staged.result() if staged else stage_strict_parts(con, abspaths)
+        flattened = cases_staged.result() if cases_staged else None
         con.execute("BEGIN TRANSACTION")
         con.execute(
             "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
@@ -237,7 +249,14 @@ def _stage_and_store(
         rejected = _reject_non_reports(con)
         if strict:
             rejected |= _reject_constant_literals(con)
-        execute(con, "stage_cases")
+        if flattened:  # flattened ahead: the rejected files' cases are left out here
+            con.execute(
+                "CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM "
+                f"{flattened} WHERE report_id IN (SELECT report_id FROM batch_files)"  # allow-listed
+            )
+        else:
+            flatten_cases(con, "stage_cases_rows", temp=True)
+            con.execute("CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM stage_cases_rows")
         for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
             execute(con, name)
         record_files(
@@ -254,7 +273,9 @@ def _stage_and_store(
         roll_back(con)
         raise
     finally:
-        # the staged rows are in `stage` now, or refused
+        # the staged rows are in the catalog now, or refused
+        if cases_staged is not None and cases_staged.done() and not cases_staged.exception():
+            parts += [flattened] if (flattened := cases_staged.result()) else []
         with contextlib.suppress(duckdb.Error):
             for part in parts:
                 con.execute(f"DROP TABLE IF EXISTS {part}")  # allow-listed
@@ -347,6 +368,39 @@ def stage_framed(
     return table
 
 
+def flatten_cases(con: duckdb.DuckDBPyConnection, table: str, *, temp: bool = False) -> None:
+    """stage_cases' rows (the cases of `stage`, for the files of `batch_files`) into
+    `table`, an allow-listed name."""
+    kind = "TEMP TABLE" if temp else "TABLE"
+    con.execute(f"CREATE OR REPLACE {kind} {table} AS {load_query('stage_cases')}")
+
+
+def _flatten_ahead(
+    cursor: duckdb.DuckDBPyConnection,
+    begun: list[Future[list[str]] | Future[str]],
+    files: list[tuple[str, int]],
+    table: str,
+) -> str | None:
+    """The cases of a batch parsed ahead (`begun`, done), flattened into `table` (returned)
+    on the stager's own cursor, whose temp `stage` and `batch_files` are this batch's; None
+    when a parse failed (the store then parses again, and flattens there)."""
+    if any(future.exception() is not None for future in begun):
+        return None
+    sources: list[str] = []
+    for future in begun:
+        result = future.result()
+        sources += result if isinstance(result, list) else [result]
+    union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
+    cursor.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")  # allow-listed names
+    cursor.execute(
+        "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($abspaths) AS abspath, "
+        "CAST(unnest($ids) AS INTEGER) AS report_id",
+        {"abspaths": [a for a, _ in files], "ids": [rid for _, rid in files]},
+    )
+    flatten_cases(cursor, table)
+    return table
+
+
 @dataclass
 class Staged:
     """A batch's parses begun by a StrictStager: its strict parts and its framed table
@@ -356,6 +410,7 @@ class Staged:
     strict: Future[list[str]] | None = None
     framed: Future[str] | None = None
     frame: Frame | None = None
+    cases: Future[str | None] | None = None  # both parts' cases, flattened
 
 
 class StrictStager:
@@ -376,6 +431,7 @@ class StrictStager:
         for slot in range(2)
     )
     FRAMED_SLOTS = tuple(f"{STAGE_DATABASE}.framed_{slot}" for slot in range(2))
+    CASES_SLOTS = tuple(f"{STAGE_DATABASE}.cases_{slot}" for slot in range(2))
 
     def __init__(self, con: duckdb.DuckDBPyConnection, scratch: Path | None = None) -> None:
         self.con = con
@@ -391,17 +447,20 @@ class StrictStager:
 
     def start(
         self,
-        abspaths: list[str],
+        large: Sequence[tuple[FileEntry, str, int]],
         small: Sequence[tuple[FileEntry, str, int]] = (),
         texts: dict[str, bytes] | None = None,
         max_bytes: int = 0,
     ) -> Staged:
-        """Begin the strict parse of the large files at `abspaths` and the framed read of
-        the `small` files (whose bytes are `texts`, by path); call from the thread that
-        owns `con`. The frame is written here, before the parse begins."""
+        """Begin the strict parse of the `large` files and the framed read of the `small`
+        ones (whose bytes are `texts`, by path), then the flattening of their cases; call
+        from the thread that owns `con`. The frame is written here, before the parse
+        begins."""
+        abspaths = [e.abspath for e, _, _ in large]
         if not self.cursors:
             _attach_stage(self.con)
             self.cursors = [self.con.cursor() for _ in range(len(STAGE_PARTS) + 1)]
+            execute(self.cursors[-1], "catalog_macros")  # temp macros: each cursor its own
         turn, self.turn = self.turn, 1 - self.turn
         staged = Staged()
         if abspaths:
@@ -422,6 +481,14 @@ class StrictStager:
                     self.FRAMED_SLOTS[turn],
                     self.cursors[-1],
                 )
+        begun = [f for f in (staged.strict, staged.framed) if f is not None]
+        if begun:
+            files = [(e.abspath, rid) for e, _, rid in large]
+            if staged.framed is not None:
+                files += [(e.abspath, rid) for e, _, rid in small]
+            staged.cases = self.pool.submit(
+                _flatten_ahead, self.cursors[-1], begun, files, self.CASES_SLOTS[turn]
+            )
         return staged
 
     def __enter__(self) -> StrictStager:
@@ -439,7 +506,11 @@ class StrictStager:
         for cursor in self.cursors:
             cursor.close()
         with contextlib.suppress(duckdb.Error):
-            for table in (*(p for slot in self.SLOTS for p in slot), *self.FRAMED_SLOTS):
+            for table in (
+                *(p for slot in self.SLOTS for p in slot),
+                *self.FRAMED_SLOTS,
+                *self.CASES_SLOTS,
+            ):
                 self.con.execute(f"DROP TABLE IF EXISTS {table}")  # allow-listed
 
 
