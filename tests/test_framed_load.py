@@ -358,3 +358,23 @@ def test_a_bad_file_in_a_mixed_batch_spares_both_readers_files(
         assert "bad-large.json" in refused
     loaded = {r["file"] for r in mixed["summary"]["reports"]}
     assert {p.name for p in fixture_reports()} <= loaded
+
+
+@pytest.mark.parametrize("strict_small", [False, True])
+def test_a_frame_that_cannot_be_written_sends_its_files_to_the_json_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strict_small: bool
+) -> None:
+    """The stager writes each batch's frame; where it cannot (a full scratch disk), the
+    batch's small files are read by the JSON reader, and its large ones still strictly:
+    the catalog is the one file-by-file reading gives."""
+    root = populate(tmp_path / "reports", fixture_reports())
+    old_mtimes(root)
+    fallbacks = _spy_on_parse_batch(monkeypatch)
+    monkeypatch.setattr(staging.Frame, "write", lambda self, items: False)
+    unwritten = catalog_tables(
+        root, framed=True, monkeypatch=monkeypatch, strict_small=strict_small, batch_files=4
+    )
+    assert "json" in fallbacks, fallbacks  # the small files went file by file
+    monkeypatch.undo()
+    alone = catalog_tables(root, framed=False, monkeypatch=monkeypatch, strict_small=strict_small)
+    assert unwritten == alone

@@ -298,13 +298,13 @@ def _ingest(
                 prepared.texts,
                 max_bytes,
             )
-            prepared.texts.clear()  # in the frame now (a fallback reads the files again)
+            prepared.texts.clear()  # the stager holds them until its frame is written
         return prepared
 
     def store(prepared: _Prepared) -> None:
         """Parse what the batch's readers have not, and store the batch."""
         large, framed, staged = prepared.large, prepared.framed, prepared.staged
-        frame = staged.frame  # None: the frame could not be written
+        frame = staged.frame  # None: no frame (the stager had no scratch directory)
         if large and framed and frame:  # one transaction for both
             parse_strict_and_framed(
                 con, large, framed, max_bytes, frame, staged.strict, staged.framed, staged.cases

@@ -88,6 +88,10 @@ class FrameMismatch(Exception):
     """A framed batch's rows do not match its files one to one."""
 
 
+class FrameUnwritten(FrameMismatch):
+    """A framed batch's scratch file could not be written: its files go to the JSON reader."""
+
+
 Group = tuple[str, list[tuple[FileEntry, str, int]]]  # (reader, files): see parse_batch
 
 
@@ -100,7 +104,7 @@ def parse_batch(
     frame: Frame | None = None,
     staged: Future[list[str]] | None = None,
     framed_staged: Future[str] | None = None,
-    cases_staged: Future[str | None] | None = None,
+    cases_staged: Future[Flattened | None] | None = None,
 ) -> None:
     """Parse a batch in one statement; split it to find the files DuckDB rejects.
 
@@ -151,7 +155,7 @@ def parse_strict_and_framed(
     frame: Frame,
     staged: Future[list[str]] | None = None,
     framed_staged: Future[str] | None = None,
-    cases_staged: Future[str | None] | None = None,
+    cases_staged: Future[Flattened | None] | None = None,
 ) -> None:
     """A batch's large files (strict) and small ones (as written to `frame`) in one
     transaction: the statements that flatten and store a batch cost tens of milliseconds
@@ -189,7 +193,7 @@ def _stage_and_store(
     frame: Frame | None,
     staged: Future[list[str]] | None = None,
     framed_staged: Future[str] | None = None,
-    cases_staged: Future[str | None] | None = None,
+    cases_staged: Future[Flattened | None] | None = None,
 ) -> None:
     """Stage every group's files by its reader into `stage`, then flatten and store them
     all, in one transaction. Rolled back on any error, which is raised. `staged` /
@@ -246,13 +250,12 @@ def _stage_and_store(
         # before), and the JSON reader's rows have none.
         union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
         con.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")
-        rejected = _reject_non_reports(con)
-        if strict:
-            rejected |= _reject_constant_literals(con)
+        findings = flattened.findings if flattened else staged_findings(con, strict=bool(strict))
+        rejected = _reject(con, findings, {e.abspath: e.path for e, _, _ in everything})
         if flattened:  # flattened ahead: the rejected files' cases are left out here
             con.execute(
                 "CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM "
-                f"{flattened} WHERE report_id IN (SELECT report_id FROM batch_files)"  # allow-listed
+                f"{flattened.table} WHERE report_id IN (SELECT report_id FROM batch_files)"  # allow-listed
             )
         else:
             flatten_cases(con, "stage_cases_rows", temp=True)
@@ -275,7 +278,7 @@ def _stage_and_store(
     finally:
         # the staged rows are in the catalog now, or refused
         if cases_staged is not None and cases_staged.done() and not cases_staged.exception():
-            parts += [flattened] if (flattened := cases_staged.result()) else []
+            parts += [done.table] if (done := cases_staged.result()) else []
         with contextlib.suppress(duckdb.Error):
             for part in parts:
                 con.execute(f"DROP TABLE IF EXISTS {part}")  # allow-listed
@@ -375,15 +378,42 @@ def flatten_cases(con: duckdb.DuckDBPyConnection, table: str, *, temp: bool = Fa
     con.execute(f"CREATE OR REPLACE {kind} {table} AS {load_query('stage_cases')}")
 
 
+def _frame_and_stage(
+    con: duckdb.DuckDBPyConnection,
+    frame: Frame,
+    items: list[tuple[int, bytes]],
+    small: list[tuple[FileEntry, str, int]],
+    max_bytes: int,
+    table: str,
+    cursor: duckdb.DuckDBPyConnection,
+) -> str:
+    """Write the small files' bytes (`items`: report id, bytes) to `frame`, then stage them
+    (stage_framed), on the stager's thread."""
+    if not frame.write(items):
+        raise FrameUnwritten(str(frame.path))
+    return stage_framed(con, frame, small, max_bytes, table, cursor)
+
+
+@dataclass(frozen=True)
+class Flattened:
+    """A batch's cases flattened ahead: the table that holds them, and what its staged
+    rows say about its files."""
+
+    table: str
+    findings: Findings
+
+
 def _flatten_ahead(
     cursor: duckdb.DuckDBPyConnection,
     begun: list[Future[list[str]] | Future[str]],
     files: list[tuple[str, int]],
     table: str,
-) -> str | None:
-    """The cases of a batch parsed ahead (`begun`, done), flattened into `table` (returned)
-    on the stager's own cursor, whose temp `stage` and `batch_files` are this batch's; None
-    when a parse failed (the store then parses again, and flattens there)."""
+    strict: bool,
+) -> Flattened | None:
+    """The cases of a batch parsed ahead (`begun`, done), flattened into `table` on the
+    stager's own cursor, whose temp `stage` and `batch_files` are this batch's, and the
+    staged rows' findings; None when a parse failed (the store then parses again, and
+    flattens there)."""
     if any(future.exception() is not None for future in begun):
         return None
     sources: list[str] = []
@@ -398,19 +428,21 @@ def _flatten_ahead(
         {"abspaths": [a for a, _ in files], "ids": [rid for _, rid in files]},
     )
     flatten_cases(cursor, table)
-    return table
+    return Flattened(table, staged_findings(cursor, strict=strict))
 
 
 @dataclass
 class Staged:
     """A batch's parses begun by a StrictStager: its strict parts and its framed table
-    (each None when the batch has no such files), and the frame its small files were
-    written to (None when it could not be written: those files go to the JSON reader)."""
+    (each None when the batch has no such files), and the frame its small files are
+    written to (None when the stager has no scratch directory for frames: those files go
+    to the JSON reader). A frame that cannot be written fails its future (FrameUnwritten),
+    which sends those files to the JSON reader too."""
 
     strict: Future[list[str]] | None = None
     framed: Future[str] | None = None
     frame: Frame | None = None
-    cases: Future[str | None] | None = None  # both parts' cases, flattened
+    cases: Future[Flattened | None] | None = None  # both parts' cases, flattened
 
 
 class StrictStager:
@@ -453,9 +485,8 @@ class StrictStager:
         max_bytes: int = 0,
     ) -> Staged:
         """Begin the strict parse of the `large` files and the framed read of the `small`
-        ones (whose bytes are `texts`, by path), then the flattening of their cases; call
-        from the thread that owns `con`. The frame is written here, before the parse
-        begins."""
+        ones (whose bytes are `texts`, by path: the stager writes them to its frame), then
+        the flattening of their cases; call from the thread that owns `con`."""
         abspaths = [e.abspath for e, _, _ in large]
         if not self.cursors:
             _attach_stage(self.con)
@@ -468,26 +499,30 @@ class StrictStager:
                 stage_strict_parts, self.con, abspaths, self.SLOTS[turn], self.cursors[:-1]
             )
         if small and self.frames:
-            frame = self.frames[turn]
             assert texts is not None
-            if frame.write([(rid, texts[e.path]) for e, _, rid in small]):
-                staged.frame = frame
-                staged.framed = self.pool.submit(
-                    stage_framed,
-                    self.con,
-                    frame,
-                    list(small),
-                    max_bytes,
-                    self.FRAMED_SLOTS[turn],
-                    self.cursors[-1],
-                )
+            staged.frame = self.frames[turn]
+            staged.framed = self.pool.submit(
+                _frame_and_stage,
+                self.con,
+                staged.frame,
+                [(rid, texts[e.path]) for e, _, rid in small],
+                list(small),
+                max_bytes,
+                self.FRAMED_SLOTS[turn],
+                self.cursors[-1],
+            )
         begun = [f for f in (staged.strict, staged.framed) if f is not None]
         if begun:
             files = [(e.abspath, rid) for e, _, rid in large]
             if staged.framed is not None:
                 files += [(e.abspath, rid) for e, _, rid in small]
             staged.cases = self.pool.submit(
-                _flatten_ahead, self.cursors[-1], begun, files, self.CASES_SLOTS[turn]
+                _flatten_ahead,
+                self.cursors[-1],
+                begun,
+                files,
+                self.CASES_SLOTS[turn],
+                staged.strict is not None,
             )
         return staged
 
@@ -524,37 +559,51 @@ def reader_buffer_bytes(largest: int, limit: int) -> int:
     return min(limit, 2 * largest + MIB) + 1
 
 
-def _reject_non_reports(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Drop staged files that hold several JSON values or no `cases` list; record why."""
-    bad = con.execute(
-        "SELECT b.path, count(*) AS values_, bool_or(s.cases IS NULL) AS no_cases "
-        "FROM stage s JOIN batch_files b ON s.filename = b.abspath GROUP BY b.path "
-        "HAVING count(*) > 1 OR bool_or(s.cases IS NULL)"
+@dataclass(frozen=True)
+class Findings:
+    """What the staged rows say about their files, keyed by absolute path: the files that
+    hold several JSON values or no `cases` list (path, values), and the files the strict
+    parse saw NaN / Infinity in."""
+
+    odd: list[tuple[str, int]]
+    flagged: list[str]
+
+
+def staged_findings(con: duckdb.DuckDBPyConnection, *, strict: bool) -> Findings:
+    """Findings of `stage` (strict: it holds strictly parsed rows, which flag NaN)."""
+    odd = con.execute(
+        "SELECT filename, count(*) FROM stage GROUP BY filename "
+        "HAVING count(*) > 1 OR bool_or(cases IS NULL)"
     ).fetchall()
+    flagged = (
+        con.execute("SELECT DISTINCT filename FROM stage WHERE maybe_constants").fetchall()
+        if strict
+        else []
+    )
+    return Findings([(f, n) for f, n in odd], [f for (f,) in flagged])
+
+
+def _reject(
+    con: duckdb.DuckDBPyConnection, findings: Findings, path_of: dict[str, str]
+) -> set[str]:
+    """Drop the staged files that hold several JSON values or no `cases` list, then those
+    flagged for NaN / Infinity that hold such a literal (multivon-eval refuses them);
+    record why."""
     rows = []
-    for path, values, _no_cases in bad:
+    for abspath, values in findings.odd:
+        if abspath not in path_of:
+            continue  # not this batch's (a framed row without its file is refused before)
         if values > 1:
-            rows.append(
-                (path, "file", f"holds {values} JSON values; a report file holds one object")
-            )
+            reason = f"holds {values} JSON values; a report file holds one object"
         else:
-            rows.append(
-                (path, "file", "is JSON but not a multivon-eval report: it has no `cases` list")
-            )
-    return _drop_from_batch(con, rows)
-
-
-def _reject_constant_literals(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Drop staged files that the strict parse saw NaN / Infinity in and that hold such a literal."""
-    flagged = con.execute(
-        "SELECT b.path, b.abspath FROM stage s JOIN batch_files b ON s.filename = b.abspath "
-        "WHERE s.maybe_constants"
-    ).fetchall()
-    rows = [
-        (path, "file", reason)
-        for path, abspath in flagged
-        if (reason := strict_json_problem(abspath))
-    ]
+            reason = "is JSON but not a multivon-eval report: it has no `cases` list"
+        rows.append((path_of[abspath], "file", reason))
+    odd = {path for path, _, _ in rows}
+    for abspath in findings.flagged:
+        if abspath in path_of and path_of[abspath] not in odd:
+            problem = strict_json_problem(abspath)
+            if problem:
+                rows.append((path_of[abspath], "file", problem))
     return _drop_from_batch(con, rows)
 
 
