@@ -41,7 +41,7 @@ def catalog_tables(
     `strict_small`: the 0.19+ reports take the strict parse whatever their size, as large
     ones do, so that a batch mixes them with framed small files (parse_strict_and_framed).
     `batch_files`: at most this many files a batch, so that many batches' strict parses
-    are begun while the batch before is stored (StrictStager).
+    are begun while the batch before is stored (BatchStager).
     """
     with monkeypatch.context() as patch:
         if batch_files:
@@ -244,13 +244,13 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
     assert len(strict) >= 6 and len(strict) < len(list(root.iterdir()))
     fallbacks = _spy_on_parse_batch(monkeypatch)
     begun: list[list[str]] = []
-    real_start = staging.StrictStager.start
+    real_start = staging.BatchStager.start
 
-    def start(self: staging.StrictStager, large: list[Any], *args: Any) -> Any:
+    def start(self: staging.BatchStager, large: list[Any], *args: Any) -> Any:
         begun.append([entry.abspath for entry, _, _ in large])
         return real_start(self, large, *args)
 
-    monkeypatch.setattr(staging.StrictStager, "start", start)
+    monkeypatch.setattr(staging.BatchStager, "start", start)
     monkeypatch.setattr(staging, "stage_strict_parts", _refuse_to_parse_now(monkeypatch))
     real_framed = staging.stage_framed
 

@@ -44,8 +44,8 @@ from dashboard.data.scan import (
 from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.staging import (
+    BatchStager,
     Staged,
-    StrictStager,
     parse_batch,
     parse_strict_and_framed,
     record_file,
@@ -265,7 +265,7 @@ def _ingest(
 
     next_id = first_new_id
 
-    def prepare(batch: list[tuple[FileEntry, FileFacts]], stager: StrictStager) -> _Prepared:
+    def prepare(batch: list[tuple[FileEntry, FileFacts]], stager: BatchStager) -> _Prepared:
         """Judge a batch's files, give the parseable ones their ids, begin its strict parse."""
         nonlocal next_id, touched_suites
         touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
@@ -349,7 +349,7 @@ def _ingest(
     with (
         ThreadPoolExecutor(max_workers=1) as pool,
         tempfile.TemporaryDirectory(prefix="relidash-load-", dir=_memory_backed_tmp()) as scratch,
-        StrictStager(con, Path(scratch)) as stager,
+        BatchStager(con, Path(scratch)) as stager,
     ):
         strict_first = {
             e.path

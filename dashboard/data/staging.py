@@ -7,7 +7,7 @@ reader file by file, whose verdicts and messages stand; the strict transform, fo
 batch (Frame), which gives the same rows at a sixth of the cost. A batch that the strict
 or framed reader refuses is read again by the JSON reader. A batch's large and small files
 are staged and stored in one transaction (parse_strict_and_framed), and both parses of a
-batch run ahead, while the batch before it is stored (StrictStager).
+batch run ahead, while the batch before it is stored (BatchStager).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def parse_batch(
     is read by the JSON reader. "framed", for small files (the batch as written to
     `frame`): the JSON reader over one file; a batch it refuses is read file by file.
     `staged` / `framed_staged` / `cases_staged`: the strict or framed parse of the batch,
-    and its cases flattened, begun by a StrictStager.
+    and its cases flattened, begun by a BatchStager.
     """
     strict = reader == "strict"
     try:
@@ -309,7 +309,7 @@ def stage_strict_parts(
     half the time: 180 large reports took 0.89 s in one statement, 0.42 s in two. Each
     part commits on its own, so the caller's transaction must begin after this returns.
     Raises what DuckDB raises for a part (the first part's error first). With `cursors`
-    (a StrictStager's, which attached the database), `con` itself is not used: it may be
+    (a BatchStager's, which attached the database), `con` itself is not used: it may be
     busy in another thread.
     """
     if not cursors:
@@ -355,7 +355,7 @@ def stage_framed(
     cursor: duckdb.DuckDBPyConnection | None = None,
 ) -> str:
     """stage_reports_framed's rows of these small files, as written to `frame`, in
-    `table` (returned). With `cursor` (a StrictStager's), `con` itself is not used."""
+    `table` (returned). With `cursor` (a BatchStager's), `con` itself is not used."""
     if cursor is None:
         _attach_stage(con)
     (cursor or con).execute(
@@ -433,7 +433,7 @@ def _flatten_ahead(
 
 @dataclass
 class Staged:
-    """A batch's parses begun by a StrictStager: its strict parts and its framed table
+    """A batch's parses begun by a BatchStager: its strict parts and its framed table
     (each None when the batch has no such files), and the frame its small files are
     written to (None when the stager has no scratch directory for frames: those files go
     to the JSON reader). A frame that cannot be written fails its future (FrameUnwritten),
@@ -445,7 +445,7 @@ class Staged:
     cases: Future[Flattened | None] | None = None  # both parts' cases, flattened
 
 
-class StrictStager:
+class BatchStager:
     """Parses a batch's large files (stage_strict_parts) and its small ones (stage_framed)
     in the background, so that the next batch's parse runs while the one before it is
     stored: storing is mostly one-threaded statements, and a cold load of large reports
@@ -472,9 +472,9 @@ class StrictStager:
         self.frames = (
             [Frame(scratch / f"batch-{slot}.json") for slot in range(2)] if scratch else []
         )
-        # made at the first start: most loads (one changed file) never start one
+        # made at the first start (a load of Inspect logs alone never starts one)
         self.cursors: list[duckdb.DuckDBPyConnection] = []
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-strict")
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-stage")
         self.turn = 0
 
     def start(
@@ -526,7 +526,7 @@ class StrictStager:
             )
         return staged
 
-    def __enter__(self) -> StrictStager:
+    def __enter__(self) -> BatchStager:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
