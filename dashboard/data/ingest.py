@@ -48,10 +48,8 @@ from dashboard.data.staging import (
     Staged,
     parse_batch,
     parse_strict_and_framed,
-    record_file,
-    record_files,
-    record_problems,
 )
+from dashboard.data.verdicts import record_file, record_files, record_problems
 from dashboard.data.walk import PART_OF_PATH, FileEntry, ListingParts, part_of
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import re
 import secrets
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,6 +26,15 @@ from dashboard.data.catalog import roll_back
 from dashboard.data.queries import execute, load_query
 from dashboard.data.scan import MIB, has_constant_literal, strict_json_problem
 from dashboard.data.schema import REPORT_COLUMNS, REPORT_STRUCTURE
+from dashboard.data.verdicts import (
+    Findings,
+    duckdb_reason,
+    record_file,
+    record_files,
+    record_problems,
+    reject_files,
+    staged_findings,
+)
 from dashboard.data.walk import FileEntry
 
 FRAME_TAG = "relidash:report"
@@ -251,7 +259,7 @@ def _stage_and_store(
         union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
         con.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")
         findings = flattened.findings if flattened else staged_findings(con, strict=bool(strict))
-        rejected = _reject(con, findings, {e.abspath: e.path for e, _, _ in everything})
+        rejected = reject_files(con, findings, {e.abspath: e.path for e, _, _ in everything})
         if flattened:  # flattened ahead: the rejected files' cases are left out here
             con.execute(
                 "CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM "
@@ -557,115 +565,3 @@ def reader_buffer_bytes(largest: int, limit: int) -> int:
     for a file that grew since it was measured; never above the size limit.
     """
     return min(limit, 2 * largest + MIB) + 1
-
-
-@dataclass(frozen=True)
-class Findings:
-    """What the staged rows say about their files, keyed by absolute path: the files that
-    hold several JSON values or no `cases` list (path, values), and the files the strict
-    parse saw NaN / Infinity in."""
-
-    odd: list[tuple[str, int]]
-    flagged: list[str]
-
-
-def staged_findings(con: duckdb.DuckDBPyConnection, *, strict: bool) -> Findings:
-    """Findings of `stage` (strict: it holds strictly parsed rows, which flag NaN)."""
-    odd = con.execute(
-        "SELECT filename, count(*) FROM stage GROUP BY filename "
-        "HAVING count(*) > 1 OR bool_or(cases IS NULL)"
-    ).fetchall()
-    flagged = (
-        con.execute("SELECT DISTINCT filename FROM stage WHERE maybe_constants").fetchall()
-        if strict
-        else []
-    )
-    return Findings([(f, n) for f, n in odd], [f for (f,) in flagged])
-
-
-def _reject(
-    con: duckdb.DuckDBPyConnection, findings: Findings, path_of: dict[str, str]
-) -> set[str]:
-    """Drop the staged files that hold several JSON values or no `cases` list, then those
-    flagged for NaN / Infinity that hold such a literal (multivon-eval refuses them);
-    record why."""
-    rows = []
-    for abspath, values in findings.odd:
-        if abspath not in path_of:
-            continue  # not this batch's (a framed row without its file is refused before)
-        if values > 1:
-            reason = f"holds {values} JSON values; a report file holds one object"
-        else:
-            reason = "is JSON but not a multivon-eval report: it has no `cases` list"
-        rows.append((path_of[abspath], "file", reason))
-    odd = {path for path, _, _ in rows}
-    for abspath in findings.flagged:
-        if abspath in path_of and path_of[abspath] not in odd:
-            problem = strict_json_problem(abspath)
-            if problem:
-                rows.append((path_of[abspath], "file", problem))
-    return _drop_from_batch(con, rows)
-
-
-def _drop_from_batch(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> set[str]:
-    """Record each (path, scope, reason) problem and take its file out of the batch."""
-    if rows:
-        record_problems(con, rows)
-        con.execute(
-            "DELETE FROM batch_files WHERE path IN (SELECT unnest($p))", {"p": [r[0] for r in rows]}
-        )
-    return {r[0] for r in rows}
-
-
-def record_files(
-    con: duckdb.DuckDBPyConnection, rows: list[tuple[FileEntry, str, int | None]]
-) -> None:
-    """Upsert `files` rows in one statement (row-at-a-time inserts cost ms each)."""
-    con.execute(
-        "INSERT OR REPLACE INTO files SELECT unnest($paths), CAST(unnest($sizes) AS BIGINT), "
-        "CAST(unnest($mtimes) AS BIGINT), CAST(unnest($digests) AS VARCHAR), "
-        "CAST(unnest($ids) AS INTEGER), CAST(unnest($racy) AS BOOLEAN), "
-        "CAST(unnest($etags) AS VARCHAR)",
-        {
-            "etags": [e.etag for e, _, _ in rows],
-            "paths": [e.path for e, _, _ in rows],
-            "sizes": [e.size for e, _, _ in rows],
-            "mtimes": [e.mtime_ns for e, _, _ in rows],
-            "digests": [d for _, d, _ in rows],
-            "ids": [r for _, _, r in rows],
-            "racy": [e.racy or not d for e, d, _ in rows],
-        },
-    )
-
-
-def record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> None:
-    if rows:
-        con.executemany("INSERT INTO problems VALUES (?, ?, ?)", rows)
-
-
-_DUCKDB_NOISE = re.compile(r"^(Invalid Input Error|Conversion Error|Binder Error|IO Error): ")
-
-
-def duckdb_reason(exc: Exception, abspath: str) -> str:
-    """DuckDB's message, first line, without its prefix, advice or our absolute path."""
-    if isinstance(exc, UnicodeDecodeError):
-        return (
-            "could not be read as a multivon-eval report: a field holds a value of the wrong "
-            "type (DuckDB's own message about it could not be decoded)"
-        )
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    first = _DUCKDB_NOISE.sub("", first).replace(f' in file "{abspath}"', "")
-    first = first.replace(abspath, "the file")
-    if "UTF-8" in first:
-        return f"is not UTF-8 text: {first}"
-    if "duplicate key" in first:
-        return f"has a duplicate key: {first}"
-    if "Malformed JSON" in first or "unexpected end" in first:
-        return f"is not valid JSON (truncated or malformed): {first}"
-    return f"could not be read as a multivon-eval report: {first}"
-
-
-def record_file(
-    con: duckdb.DuckDBPyConnection, entry: FileEntry, digest: str, report_id: int | None
-) -> None:
-    record_files(con, [(entry, digest, report_id)])
