@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
@@ -38,6 +39,7 @@ from dashboard.data.verdicts import (
 from dashboard.data.walk import FileEntry
 
 FRAME_TAG = "relidash:report"
+T = TypeVar("T")
 
 
 # What a bad file can make DuckDB raise. Anything else (a binder or parser error) is a
@@ -66,11 +68,11 @@ class Frame:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.tag = FRAME_TAG.encode()
-        self.secret = secrets.token_hex(8).encode() + b":"
+        self.secret = secrets.token_hex(8) + ":"
 
     def tag_of(self, report_id: int) -> str:
         """The value of FRAME_TAG that opens this report's element."""
-        return f"{self.secret.decode()}{report_id}"
+        return f"{self.secret}{report_id}"
 
     def write(self, items: list[tuple[int, bytes]]) -> bool:
         """Write the batch's files as one array; False when the scratch file cannot be."""
@@ -80,7 +82,7 @@ class Frame:
             # precheck_file saw '{' first; were it not, the element is malformed and the
             # batch is read file by file
             parts.append(
-                b'%s{"%s":"%s%d",' % (b",\n" if i else b"", self.tag, self.secret, report_id)
+                b'%s{"%s":"%s",' % (b",\n" if i else b"", self.tag, self.tag_of(report_id).encode())
             )
             parts.append(body[1:] if body[:1] == b"{" else body)
         parts.append(b"]")
@@ -182,16 +184,20 @@ def parse_strict_and_framed(
         )
     except (*DATA_ERRORS, FrameMismatch):
         # a parse begun ahead that failed says so again at once, instead of running again
-        refused = staged if staged is not None and staged.exception() is not None else None
-        parse_batch(con, large, max_bytes, reader="strict", staged=refused)
-        refused_framed = (
-            framed_staged
-            if framed_staged is not None and framed_staged.exception() is not None
-            else None
-        )
+        parse_batch(con, large, max_bytes, reader="strict", staged=_failed(staged))
         parse_batch(
-            con, small, max_bytes, reader="framed", frame=frame, framed_staged=refused_framed
+            con,
+            small,
+            max_bytes,
+            reader="framed",
+            frame=frame,
+            framed_staged=_failed(framed_staged),
         )
+
+
+def _failed(future: Future[T] | None) -> Future[T] | None:
+    """`future` if it ended in an exception (waiting for it to end), else None."""
+    return future if future is not None and future.exception() is not None else None
 
 
 def _stage_and_store(
@@ -253,11 +259,7 @@ def _stage_and_store(
                 max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in files), max_bytes),
             )
             sources.append("stage_json")
-        # A view, not a copy: the statements below read the parsed rows where they are.
-        # Allow-listed names; the framed rows' maybe_constants is NULL (they were checked
-        # before), and the JSON reader's rows have none.
-        union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
-        con.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")
+        stage_view(con, sources)
         findings = flattened.findings if flattened else staged_findings(con, strict=bool(strict))
         rejected = reject_files(con, findings, {e.abspath: e.path for e, _, _ in everything})
         if flattened:  # flattened ahead: the rejected files' cases are left out here
@@ -379,6 +381,17 @@ def stage_framed(
     return table
 
 
+def stage_view(con: duckdb.DuckDBPyConnection, sources: list[str]) -> None:
+    """The temp view `stage`: the rows of these tables (allow-listed names), by column name.
+
+    A view, not a copy: the statements that read it read the parsed rows where they are.
+    The framed rows' maybe_constants is NULL (they were checked before), and the JSON
+    reader's rows have none.
+    """
+    union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")
+
+
 def flatten_cases(con: duckdb.DuckDBPyConnection, table: str, *, temp: bool = False) -> None:
     """stage_cases' rows (the cases of `stage`, for the files of `batch_files`) into
     `table`, an allow-listed name."""
@@ -428,8 +441,7 @@ def _flatten_ahead(
     for future in begun:
         result = future.result()
         sources += result if isinstance(result, list) else [result]
-    union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
-    cursor.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")  # allow-listed names
+    stage_view(cursor, sources)
     cursor.execute(
         "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($abspaths) AS abspath, "
         "CAST(unnest($ids) AS INTEGER) AS report_id",
