@@ -211,6 +211,11 @@ def _positions(size: int, confidence: float) -> list[tuple[int, int, float]]:
     return positions
 
 
+def _ranks(positions: list[tuple[int, int, float]]) -> list[int]:
+    """The ranks `positions` read, in order."""
+    return sorted({p for lo, hi, _ in positions for p in (lo, hi)})
+
+
 def _interpolated(
     stats: dict[int, FloatArray], positions: list[tuple[int, int, float]]
 ) -> tuple[FloatArray, FloatArray]:
@@ -225,8 +230,7 @@ def _percentiles(means: FloatArray, confidence: float) -> tuple[FloatArray, Floa
     value and no NaN (resample means of estimates in [0, 1]): see _order_statistics.
     """
     positions = _positions(means.shape[1], confidence)
-    ranks = sorted({p for lo, hi, _ in positions for p in (lo, hi)})
-    return _interpolated(_order_statistics(means, ranks), positions)
+    return _interpolated(_order_statistics(means, _ranks(positions)), positions)
 
 
 def _whole_percentiles(
@@ -246,8 +250,7 @@ def _whole_percentiles(
     keys = sums.astype(np.uint16)
     keys.sort(axis=1, kind="stable")  # radix sort: a 16-bit type and a stable sort
     positions = _positions(sums.shape[1], confidence)
-    ranks = {p for lo, hi, _ in positions for p in (lo, hi)}
-    return _interpolated({rank: keys[:, rank] / scale for rank in ranks}, positions)
+    return _interpolated({rank: keys[:, rank] / scale for rank in _ranks(positions)}, positions)
 
 
 def _order_statistics(means: FloatArray, ranks: list[int]) -> dict[int, FloatArray]:
@@ -304,8 +307,9 @@ def cluster_bootstrap_ci(
             part = slice(start, start + _CHUNK_ROWS)
             sums = numerators[part] @ counts.T  # whole numbers, exactly
             low[whole[part]], high[whole[part]] = _whole_percentiles(sums, scale[part], confidence)
-    varied = np.flatnonzero(~flat)
-    varied = np.setdiff1d(varied, whole, assume_unique=True) if whole.size else varied
+    rest = ~flat
+    rest[whole] = False
+    varied = np.flatnonzero(rest)
     # a chunk of rows at a time: the resample means (rows x n_boot) stay in the CPU cache
     for start in range(0, varied.size, _CHUNK_ROWS):
         chunk = varied[start : start + _CHUNK_ROWS]
@@ -316,6 +320,8 @@ def cluster_bootstrap_ci(
 
 # A numerator off a whole number by more than this is not one: the row takes the float path.
 _WHOLE_TOLERANCE = 1e-6
+# Resample sums of whole numerators below this sort as 16-bit integers (_whole_percentiles).
+WHOLE_SUM_LIMIT: Final = 2**16
 
 
 def _whole_rows(
@@ -333,7 +339,7 @@ def _whole_rows(
     if scale.shape != (rows.shape[0],):
         raise ValueError(f"denominators must have shape ({rows.shape[0]},), got {scale.shape}")
     # a resample's sum is at most m times the row's largest numerator: below 2**16
-    candidates = np.flatnonzero(varied & (scale > 0) & (scale < 2**16))
+    candidates = np.flatnonzero(varied & (scale > 0) & (scale < WHOLE_SUM_LIMIT))
     if not candidates.size:
         return none
     scaled = rows[candidates] * (scale[candidates, None] / m)

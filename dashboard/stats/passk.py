@@ -24,7 +24,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from .bootstrap import cluster_bootstrap_ci
+from .bootstrap import WHOLE_SUM_LIMIT, cluster_bootstrap_ci
 from .estimators import (
     METRIC_PASS_AT_K,
     FloatArray,
@@ -234,10 +234,6 @@ def _suites_pass_k(
     return results
 
 
-# Denominators at or above this are never resampled whole (cluster_bootstrap_ci).
-_WHOLE_LIMIT: Final = 2**16
-
-
 def _stacked_rows(
     suites: list[_Suite], known: tuple[int, ...], metric: str
 ) -> tuple[FloatArray, IntArray]:
@@ -258,7 +254,7 @@ def _stacked_rows(
     uniform = (n == runs[:, None]).all(axis=1)
     denominators = np.array(
         [
-            min(comb(int(r), int(k)), _WHOLE_LIMIT) if same else 0
+            min(comb(int(r), int(k)), WHOLE_SUM_LIMIT) if same else 0
             for r, same in zip(runs, uniform, strict=True)
             for k in ks
         ],
