@@ -472,14 +472,14 @@ class BatchStager:
     left a core a third idle; the framed read, on the thread that stores, was the longest
     statement of a mixed batch's store.
 
-    One batch parses at a time, on cursors of its own, into one of two sets of tables
-    (and frames) taken in turn: a batch's tables stay in place while the next one's are
-    written, until its own store drops them. The caller's transaction begins after the
-    futures are done. The large files' parse, the small files' frame (written, then
-    read) and the flattening of both each have a thread: one after the other on one
-    thread, they were the load's chain (in a cold load of 2,000 reports that thread was
-    busy 95% of the time, and the thread that stores the batches waited for it a fifth
-    of its own), and the next batch's parse waited for this one's flattening.
+    The large files' parse, the small files' frame (written, then read) and the
+    flattening of both each have a thread and cursors of their own: one after the other
+    on one thread, they were the load's chain (in a cold load of 2,000 reports that
+    thread was busy 95% of the time, and the thread that stores the batches waited for
+    it a fifth of its own), and the next batch's parse waited for this one's flattening.
+    A batch's parses go into one of two sets of tables (and frames) taken in turn: its
+    tables stay in place while the next one's are written, until its own store drops
+    them. The caller's transaction begins after the futures are done.
     """
 
     SLOTS = tuple(
@@ -496,16 +496,16 @@ class BatchStager:
         self.frames = (
             [Frame(scratch / f"batch-{slot}.json") for slot in range(2)] if scratch else []
         )
-        # made at the first start (a load of Inspect logs alone never starts one): the
-        # strict parts' and the flattening's, and the frames' (one per slot)
+        # made at the first start (a load of Inspect logs alone never starts one): one
+        # for each strict part, then the flattening's and the frame's
         self.cursors: list[duckdb.DuckDBPyConnection] = []
-        self.frame_cursors: list[duckdb.DuckDBPyConnection] = []
         # a thread for each kind of work: a batch's flattening waits for its parses, and
         # the next batch's strict parse need not wait for that flattening
-        self.strict_pool, self.frame_pool, self.flatten_pool = (
+        self.pools = tuple(
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"relidash-{kind}")
             for kind in ("strict", "frame", "flatten")
         )
+        self.strict_pool, self.frame_pool, self.flatten_pool = self.pools
         self.turn = 0
 
     def start(
@@ -521,14 +521,14 @@ class BatchStager:
         abspaths = [e.abspath for e, _, _ in large]
         if not self.cursors:
             _attach_stage(self.con)
-            self.cursors = [self.con.cursor() for _ in range(len(STAGE_PARTS) + 1)]
-            execute(self.cursors[-1], "catalog_macros")  # temp macros: each cursor its own
-            self.frame_cursors = [self.con.cursor() for _ in self.FRAMED_SLOTS]
+            self.cursors = [self.con.cursor() for _ in range(len(STAGE_PARTS) + 2)]
+            execute(self.flatten_cursor, "catalog_macros")  # temp macros: each cursor its own
         turn, self.turn = self.turn, 1 - self.turn
         staged = Staged()
         if abspaths:
+            parts = self.cursors[: len(STAGE_PARTS)]
             staged.strict = self.strict_pool.submit(
-                stage_strict_parts, self.con, abspaths, self.SLOTS[turn], self.cursors[:-1]
+                stage_strict_parts, self.con, abspaths, self.SLOTS[turn], parts
             )
         if small and self.frames:
             assert texts is not None
@@ -541,7 +541,7 @@ class BatchStager:
                 list(small),
                 max_bytes,
                 self.FRAMED_SLOTS[turn],
-                self.frame_cursors[turn],
+                self.cursors[-1],
             )
         begun = [f for f in (staged.strict, staged.framed) if f is not None]
         if begun:
@@ -550,7 +550,7 @@ class BatchStager:
                 files += [(e.abspath, rid) for e, _, rid in small]
             staged.cases = self.flatten_pool.submit(
                 _flatten_ahead,
-                self.cursors[-1],
+                self.flatten_cursor,
                 begun,
                 files,
                 self.CASES_SLOTS[turn],
@@ -559,8 +559,8 @@ class BatchStager:
         return staged
 
     @property
-    def pools(self) -> tuple[ThreadPoolExecutor, ...]:
-        return self.strict_pool, self.frame_pool, self.flatten_pool
+    def flatten_cursor(self) -> duckdb.DuckDBPyConnection:
+        return self.cursors[len(STAGE_PARTS)]
 
     def __enter__(self) -> BatchStager:
         return self
@@ -570,14 +570,13 @@ class BatchStager:
             for pool in self.pools:
                 pool.shutdown()
             return
-        cursors = [*self.cursors, *self.frame_cursors]
         if kind is not None:  # stopped midway (Ctrl-C, a bug): do not wait out a parse
-            for cursor in cursors:
+            for cursor in self.cursors:
                 with contextlib.suppress(duckdb.Error):
                     cursor.interrupt()
         for pool in self.pools:  # the flattening last: it waits for the others
             pool.shutdown(wait=True, cancel_futures=kind is not None)
-        for cursor in cursors:
+        for cursor in self.cursors:
             cursor.close()
         with contextlib.suppress(duckdb.Error):
             for table in (
