@@ -227,27 +227,12 @@ def _stage_and_store(
                 if framed_staged
                 else stage_framed(con, frame, small, max_bytes)
             )
-            matched = con.execute(
-                f"SELECT count(*), count(DISTINCT filename) FROM {parts[0]}"  # allow-listed
-            ).fetchall()[0]
-            if matched != (len(small), len(small)):
-                raise FrameMismatch
         if strict:
             abspaths = [e.abspath for e, _, _ in strict]
             parts += staged.result() if staged else stage_strict_parts(con, abspaths)
         flattened = cases_staged.result() if cases_staged else None
         con.execute("BEGIN TRANSACTION")
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
-            "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
-            "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
-            {
-                "paths": [e.path for e, _, _ in everything],
-                "abspaths": [e.abspath for e, _, _ in everything],
-                "ids": [rid for _, _, rid in everything],
-                "mtimes": [e.mtime_ns for e, _, _ in everything],
-            },
-        )
+        batch_files(con, everything)
         sources = list(parts)
         if "json" in readers:
             files = readers["json"]
@@ -365,10 +350,12 @@ def stage_framed(
     cursor: duckdb.DuckDBPyConnection | None = None,
 ) -> str:
     """stage_reports_framed's rows of these small files, as written to `frame`, in
-    `table` (returned). With `cursor` (a BatchStager's), `con` itself is not used."""
+    `table` (returned); FrameMismatch unless they are one row for each file. With
+    `cursor` (a BatchStager's), `con` itself is not used."""
     if cursor is None:
         _attach_stage(con)
-    (cursor or con).execute(
+    reader = cursor or con
+    reader.execute(
         f"CREATE OR REPLACE TABLE {table} AS {load_query('stage_reports_framed')}",  # allow-listed
         {
             "frame": str(frame.path),
@@ -378,7 +365,29 @@ def stage_framed(
             "max_bytes": reader_buffer_bytes(max(e.size for e, _, _ in small), max_bytes),
         },
     )
+    query = f"SELECT count(*), count(DISTINCT filename) FROM {table}"  # allow-listed
+    if reader.execute(query).fetchall()[0] != (len(small), len(small)):
+        reader.execute(f"DROP TABLE {table}")  # allow-listed
+        raise FrameMismatch
     return table
+
+
+def batch_files(
+    con: duckdb.DuckDBPyConnection, items: Sequence[tuple[FileEntry, str, int]]
+) -> None:
+    """The temp table `batch_files` of these (file, digest, report id) items: the files
+    the staged rows are read for, by path, absolute path, report id and mtime."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
+        "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
+        "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
+        {
+            "paths": [e.path for e, _, _ in items],
+            "abspaths": [e.abspath for e, _, _ in items],
+            "ids": [rid for _, _, rid in items],
+            "mtimes": [e.mtime_ns for e, _, _ in items],
+        },
+    )
 
 
 def stage_view(con: duckdb.DuckDBPyConnection, sources: list[str]) -> None:
@@ -427,7 +436,7 @@ class Flattened:
 def _flatten_ahead(
     cursor: duckdb.DuckDBPyConnection,
     begun: list[Future[list[str]] | Future[str]],
-    files: list[tuple[str, int]],
+    items: list[tuple[FileEntry, str, int]],
     table: str,
     strict: bool,
 ) -> Flattened | None:
@@ -442,11 +451,7 @@ def _flatten_ahead(
         result = future.result()
         sources += result if isinstance(result, list) else [result]
     stage_view(cursor, sources)
-    cursor.execute(
-        "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($abspaths) AS abspath, "
-        "CAST(unnest($ids) AS INTEGER) AS report_id",
-        {"abspaths": [a for a, _ in files], "ids": [rid for _, rid in files]},
-    )
+    batch_files(cursor, items)
     flatten_cases(cursor, table)
     return Flattened(table, staged_findings(cursor, strict=strict))
 
@@ -545,14 +550,12 @@ class BatchStager:
             )
         begun = [f for f in (staged.strict, staged.framed) if f is not None]
         if begun:
-            files = [(e.abspath, rid) for e, _, rid in large]
-            if staged.framed is not None:
-                files += [(e.abspath, rid) for e, _, rid in small]
+            items = [*large, *(small if staged.framed is not None else ())]
             staged.cases = self.flatten_pool.submit(
                 _flatten_ahead,
                 self.flatten_cursor,
                 begun,
-                files,
+                items,
                 self.CASES_SLOTS[turn],
                 staged.strict is not None,
             )
