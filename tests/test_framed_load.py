@@ -20,7 +20,7 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading, summary
-from dashboard.data import ingest, scan, staging
+from dashboard.data import ingest, scan, stager, staging
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.schema import REPORT_TABLES
 
@@ -244,13 +244,13 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
     assert len(strict) >= 6 and len(strict) < len(list(root.iterdir()))
     fallbacks = _spy_on_parse_batch(monkeypatch)
     begun: list[list[str]] = []
-    real_start = staging.BatchStager.start
+    real_start = stager.BatchStager.start
 
-    def start(self: staging.BatchStager, large: list[Any], *args: Any) -> Any:
+    def start(self: stager.BatchStager, large: list[Any], *args: Any) -> Any:
         begun.append([entry.abspath for entry, _, _ in large])
         return real_start(self, large, *args)
 
-    monkeypatch.setattr(staging.BatchStager, "start", start)
+    monkeypatch.setattr(stager.BatchStager, "start", start)
     monkeypatch.setattr(staging, "stage_strict_parts", _refuse_to_parse_now(monkeypatch))
     real_framed = staging.stage_framed
 

@@ -43,12 +43,8 @@ from dashboard.data.scan import (
 )
 from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
-from dashboard.data.staging import (
-    BatchStager,
-    Staged,
-    parse_batch,
-    parse_strict_and_framed,
-)
+from dashboard.data.stager import BatchStager, Staged
+from dashboard.data.staging import parse_batch, parse_strict_and_framed
 from dashboard.data.verdicts import record_file, record_files, record_problems
 from dashboard.data.walk import PART_OF_PATH, FileEntry, ListingParts, part_of
 
@@ -268,6 +264,7 @@ def _ingest(
         nonlocal next_id, touched_suites
         touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
         prepared = _Prepared(len(batch))
+        texts: dict[str, bytes] = {}  # the framed files' bytes, for the stager's frame
         for entry, facts in batch:
             if harness_of(entry.path, facts.leading) == INSPECT:
                 prepared.logs.append((entry, facts.digest, next_id))
@@ -286,17 +283,11 @@ def _ingest(
                 prepared.large.append(item)
             elif facts.data is not None:
                 prepared.framed.append(item)
-                prepared.texts[entry.path] = facts.data
+                texts[entry.path] = facts.data
             else:
                 prepared.rest.append(item)
         if prepared.large or prepared.framed:
-            prepared.staged = stager.start(
-                prepared.large,
-                prepared.framed,
-                prepared.texts,
-                max_bytes,
-            )
-            prepared.texts.clear()  # the stager holds them until its frame is written
+            prepared.staged = stager.start(prepared.large, prepared.framed, texts, max_bytes)
         return prepared
 
     def store(prepared: _Prepared) -> None:
@@ -418,7 +409,6 @@ class _Prepared:
     framed: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # in a frame
     rest: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # the JSON reader's
     logs: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # Inspect logs
-    texts: dict[str, bytes] = field(default_factory=dict)  # framed files' bytes, until framed
     staged: Staged = field(default_factory=Staged)  # the parses of `large` and `framed`, begun
 
 

@@ -7,7 +7,7 @@ reader file by file, whose verdicts and messages stand; the strict transform, fo
 batch (Frame), which gives the same rows at a sixth of the cost. A batch that the strict
 or framed reader refuses is read again by the JSON reader. A batch's large and small files
 are staged and stored in one transaction (parse_strict_and_framed), and both parses of a
-batch run ahead, while the batch before it is stored (BatchStager).
+batch run ahead, while the batch before it is stored (dashboard/data/stager.py).
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ STAGE_PARTS = tuple(f"{STAGE_DATABASE}.part_{i}" for i in range(2))
 STAGE_FRAMED = f"{STAGE_DATABASE}.framed"
 
 
-def _attach_stage(con: duckdb.DuckDBPyConnection) -> None:
+def attach_stage(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")  # a constant name
 
 
@@ -308,7 +308,7 @@ def stage_strict_parts(
     busy in another thread.
     """
     if not cursors:
-        _attach_stage(con)
+        attach_stage(con)
     query = load_query("stage_reports_strict")
     count = min(len(names), len(abspaths))
     # every other file to each part: a batch's large files are of similar sizes
@@ -353,7 +353,7 @@ def stage_framed(
     `table` (returned); FrameMismatch unless they are one row for each file. With
     `cursor` (a BatchStager's), `con` itself is not used."""
     if cursor is None:
-        _attach_stage(con)
+        attach_stage(con)
     reader = cursor or con
     reader.execute(
         f"CREATE OR REPLACE TABLE {table} AS {load_query('stage_reports_framed')}",  # allow-listed
@@ -408,22 +408,6 @@ def flatten_cases(con: duckdb.DuckDBPyConnection, table: str, *, temp: bool = Fa
     con.execute(f"CREATE OR REPLACE {kind} {table} AS {load_query('stage_cases')}")
 
 
-def _frame_and_stage(
-    con: duckdb.DuckDBPyConnection,
-    frame: Frame,
-    items: list[tuple[int, bytes]],
-    small: list[tuple[FileEntry, str, int]],
-    max_bytes: int,
-    table: str,
-    cursor: duckdb.DuckDBPyConnection,
-) -> str:
-    """Write the small files' bytes (`items`: report id, bytes) to `frame`, then stage them
-    (stage_framed), on the stager's thread."""
-    if not frame.write(items):
-        raise FrameUnwritten(str(frame.path))
-    return stage_framed(con, frame, small, max_bytes, table, cursor)
-
-
 @dataclass(frozen=True)
 class Flattened:
     """A batch's cases flattened ahead: the table that holds them, and what its staged
@@ -431,163 +415,6 @@ class Flattened:
 
     table: str
     findings: Findings
-
-
-def _flatten_ahead(
-    cursor: duckdb.DuckDBPyConnection,
-    begun: list[Future[list[str]] | Future[str]],
-    items: list[tuple[FileEntry, str, int]],
-    table: str,
-    strict: bool,
-) -> Flattened | None:
-    """The cases of a batch parsed ahead (`begun`, done), flattened into `table` on the
-    stager's own cursor, whose temp `stage` and `batch_files` are this batch's, and the
-    staged rows' findings; None when a parse failed (the store then parses again, and
-    flattens there)."""
-    if any(future.exception() is not None for future in begun):
-        return None
-    sources: list[str] = []
-    for future in begun:
-        result = future.result()
-        sources += result if isinstance(result, list) else [result]
-    stage_view(cursor, sources)
-    batch_files(cursor, items)
-    flatten_cases(cursor, table)
-    return Flattened(table, staged_findings(cursor, strict=strict))
-
-
-@dataclass
-class Staged:
-    """A batch's parses begun by a BatchStager: its strict parts and its framed table
-    (each None when the batch has no such files), and the frame its small files are
-    written to (None when the stager has no scratch directory for frames: those files go
-    to the JSON reader). A frame that cannot be written fails its future (FrameUnwritten),
-    which sends those files to the JSON reader too."""
-
-    strict: Future[list[str]] | None = None
-    framed: Future[str] | None = None
-    frame: Frame | None = None
-    cases: Future[Flattened | None] | None = None  # both parts' cases, flattened
-
-
-class BatchStager:
-    """Parses a batch's large files (stage_strict_parts) and its small ones (stage_framed)
-    in the background, so that the next batch's parse runs while the one before it is
-    stored: storing is mostly one-threaded statements, and a cold load of large reports
-    left a core a third idle; the framed read, on the thread that stores, was the longest
-    statement of a mixed batch's store.
-
-    The large files' parse, the small files' frame (written, then read) and the
-    flattening of both each have a thread and cursors of their own: one after the other
-    on one thread, they were the load's chain (in a cold load of 2,000 reports that
-    thread was busy 95% of the time, and the thread that stores the batches waited for
-    it a fifth of its own), and the next batch's parse waited for this one's flattening.
-    A batch's parses go into one of two sets of tables (and frames) taken in turn: its
-    tables stay in place while the next one's are written, until its own store drops
-    them. The caller's transaction begins after the futures are done.
-    """
-
-    SLOTS = tuple(
-        tuple(f"{STAGE_DATABASE}.ahead_{slot}_{i}" for i in range(len(STAGE_PARTS)))
-        for slot in range(2)
-    )
-    FRAMED_SLOTS = tuple(f"{STAGE_DATABASE}.framed_{slot}" for slot in range(2))
-    CASES_SLOTS = tuple(f"{STAGE_DATABASE}.cases_{slot}" for slot in range(2))
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, scratch: Path | None = None) -> None:
-        self.con = con
-        # the frames small files are written to, one per slot (scratch: a directory the
-        # load owns; without one, small files are not framed ahead)
-        self.frames = (
-            [Frame(scratch / f"batch-{slot}.json") for slot in range(2)] if scratch else []
-        )
-        # made at the first start (a load of Inspect logs alone never starts one): one
-        # for each strict part, then the flattening's and the frame's
-        self.cursors: list[duckdb.DuckDBPyConnection] = []
-        # a thread for each kind of work: a batch's flattening waits for its parses, and
-        # the next batch's strict parse need not wait for that flattening
-        self.pools = tuple(
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"relidash-{kind}")
-            for kind in ("strict", "frame", "flatten")
-        )
-        self.strict_pool, self.frame_pool, self.flatten_pool = self.pools
-        self.turn = 0
-
-    def start(
-        self,
-        large: Sequence[tuple[FileEntry, str, int]],
-        small: Sequence[tuple[FileEntry, str, int]] = (),
-        texts: dict[str, bytes] | None = None,
-        max_bytes: int = 0,
-    ) -> Staged:
-        """Begin the strict parse of the `large` files and the framed read of the `small`
-        ones (whose bytes are `texts`, by path: the stager writes them to its frame), then
-        the flattening of their cases; call from the thread that owns `con`."""
-        abspaths = [e.abspath for e, _, _ in large]
-        if not self.cursors:
-            _attach_stage(self.con)
-            self.cursors = [self.con.cursor() for _ in range(len(STAGE_PARTS) + 2)]
-            execute(self.flatten_cursor, "catalog_macros")  # temp macros: each cursor its own
-        turn, self.turn = self.turn, 1 - self.turn
-        staged = Staged()
-        if abspaths:
-            parts = self.cursors[: len(STAGE_PARTS)]
-            staged.strict = self.strict_pool.submit(
-                stage_strict_parts, self.con, abspaths, self.SLOTS[turn], parts
-            )
-        if small and self.frames:
-            assert texts is not None
-            staged.frame = self.frames[turn]
-            staged.framed = self.frame_pool.submit(
-                _frame_and_stage,
-                self.con,
-                staged.frame,
-                [(rid, texts[e.path]) for e, _, rid in small],
-                list(small),
-                max_bytes,
-                self.FRAMED_SLOTS[turn],
-                self.cursors[-1],
-            )
-        begun = [f for f in (staged.strict, staged.framed) if f is not None]
-        if begun:
-            items = [*large, *(small if staged.framed is not None else ())]
-            staged.cases = self.flatten_pool.submit(
-                _flatten_ahead,
-                self.flatten_cursor,
-                begun,
-                items,
-                self.CASES_SLOTS[turn],
-                staged.strict is not None,
-            )
-        return staged
-
-    @property
-    def flatten_cursor(self) -> duckdb.DuckDBPyConnection:
-        return self.cursors[len(STAGE_PARTS)]
-
-    def __enter__(self) -> BatchStager:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        if not self.cursors:  # never started: nothing to stop or drop
-            for pool in self.pools:
-                pool.shutdown()
-            return
-        if kind is not None:  # stopped midway (Ctrl-C, a bug): do not wait out a parse
-            for cursor in self.cursors:
-                with contextlib.suppress(duckdb.Error):
-                    cursor.interrupt()
-        for pool in self.pools:  # the flattening last: it waits for the others
-            pool.shutdown(wait=True, cancel_futures=kind is not None)
-        for cursor in self.cursors:
-            cursor.close()
-        with contextlib.suppress(duckdb.Error):
-            for table in (
-                *(p for slot in self.SLOTS for p in slot),
-                *self.FRAMED_SLOTS,
-                *self.CASES_SLOTS,
-            ):
-                self.con.execute(f"DROP TABLE IF EXISTS {table}")  # allow-listed
 
 
 def reader_buffer_bytes(largest: int, limit: int) -> int:
