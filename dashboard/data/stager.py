@@ -15,6 +15,9 @@ from pathlib import Path
 
 import duckdb
 
+# the readers are called through their module (staging.stage_framed, ...), as the store
+# calls them: a reader replaced there (the tests' spies on where a parse ran) is replaced
+# for both
 from dashboard.data import staging
 from dashboard.data.queries import execute
 from dashboard.data.staging import (
