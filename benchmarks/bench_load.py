@@ -473,19 +473,17 @@ def main(argv: list[str] | None = None) -> int:
     # 2. DuckDB's parse and relidash cold, in turn (their ratio is the target, and
     # the shared machine's speed drifts within a minute); then warm, one changed file
     catalog = out / "catalog.duckdb"
-    pairs: list[tuple[float, Timed]] = []
-    parse_cpu: dict[int, float] = {}  # by pair
+    pairs: list[tuple[float, Timed, float]] = []  # DuckDB's seconds, relidash, DuckDB's CPU
     cold_pairs = max(1, args.cold_pairs)
     print(f"measuring: DuckDB's parse and relidash cold, in turn (x{cold_pairs})…", flush=True)
     for _ in range(cold_pairs):
-        parse_seconds, parse_cpu[len(pairs)] = duckdb_parse(files)
+        parse_seconds, parse_cpu = duckdb_parse(files)
         for stale in out.glob("catalog.duckdb*"):
             stale.unlink()
         timed, cold_doc = relidash_summary(args.relidash, reports, catalog)
-        pairs.append((parse_seconds, timed))
-    raw["duckdb"], cold = median_run(pairs, lambda pair: pair[1].seconds / pair[0])
-    cold_parse_cpu = next(parse_cpu[i] for i, pair in enumerate(pairs) if pair[1] is cold)
-    pair_ratios = [timed.seconds / parse for parse, timed in pairs]
+        pairs.append((parse_seconds, timed, parse_cpu))
+    raw["duckdb"], cold, cold_parse_cpu = median_run(pairs, lambda p: p[1].seconds / p[0])
+    pair_ratios = [timed.seconds / parse for parse, timed, _ in pairs]
     # Sub-second figures are absolute times on a shared machine: each is the median of
     # --repeats runs, with the spread printed beside it.
     repeats = max(1, args.repeats)
