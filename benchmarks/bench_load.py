@@ -349,6 +349,28 @@ def duckdb_parse(files: Sequence[Path]) -> tuple[float, float]:
     return float(seconds), float(cpu)
 
 
+def cold_apart(
+    relidash: str, reports: Path, paths: Sequence[Path], where: Path, pairs: int
+) -> tuple[float, Timed, float]:
+    """The median pair (by ratio) of DuckDB's parse and relidash's cold load of these
+    files alone, hard-linked under `where` (made afresh) as they lie under `reports`."""
+    shutil.rmtree(where, ignore_errors=True)
+    for path in paths:
+        link = where / "reports" / path.relative_to(reports)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.link(path, link)
+    catalog = where / "catalog.duckdb"
+    runs = []
+    for _ in range(pairs):
+        seconds, cpu = duckdb_parse(paths)
+        for stale in where.glob("catalog.duckdb*"):
+            stale.unlink()
+        timed, _ = relidash_summary(relidash, where / "reports", catalog)
+        runs.append((seconds, timed, cpu))
+    shutil.rmtree(where, ignore_errors=True)
+    return median_run(runs, lambda run: run[1].seconds / run[0])
+
+
 def relidash_summary(relidash: str, reports: Path, catalog: Path) -> tuple[Timed, dict[str, Any]]:
     timed = run_timed([relidash, "summary", str(reports), "--json", "--catalog", str(catalog)])
     return timed, json.loads(timed.stdout)
@@ -484,6 +506,13 @@ def main(argv: list[str] | None = None) -> int:
         pairs.append((parse_seconds, timed, parse_cpu))
     raw["duckdb"], cold, cold_parse_cpu = median_run(pairs, lambda p: p[1].seconds / p[0])
     pair_ratios = [timed.seconds / parse for parse, timed, _ in pairs]
+    print(f"measuring: the same, each format's files alone (x{cold_pairs})…", flush=True)
+    apart = {
+        fmt: cold_apart(args.relidash, reports, paths, out / "apart" / fmt, cold_pairs)
+        for fmt, paths in by_format.items()
+        if paths
+    }
+    shutil.rmtree(out / "apart", ignore_errors=True)
     # Sub-second figures are absolute times on a shared machine: each is the median of
     # --repeats runs, with the spread printed beside it.
     repeats = max(1, args.repeats)
@@ -686,6 +715,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{cold.cpu_seconds / cold_parse_cpu:.2f}x",
         )
     )
+    for fmt, (seconds, timed, cpu) in apart.items():
+        rows.append(
+            (
+                f"    the {len(by_format[fmt])} x {fmt} files alone",
+                f"{timed.seconds:.2f} s vs {seconds:.2f} s",
+                f"loaded alone, in turn with DuckDB's parse of them (median pair of "
+                f"{cold_pairs}); CPU {timed.cpu_seconds:.1f} vs {cpu:.1f} s",
+                f"{timed.seconds / seconds:.2f}x",
+            )
+        )
     if "orjson" in raw:
         rows.append(
             (
