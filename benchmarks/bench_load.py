@@ -349,26 +349,37 @@ def duckdb_parse(files: Sequence[Path]) -> tuple[float, float]:
     return float(seconds), float(cpu)
 
 
+ColdPair = tuple[float, Timed, float]  # DuckDB's parse: seconds; relidash cold; DuckDB's CPU
+
+
+def cold_pairs_of(
+    relidash: str, reports: Path, files: Sequence[Path], catalog: Path, pairs: int
+) -> tuple[ColdPair, list[ColdPair]]:
+    """DuckDB's parse of `files` and relidash's cold load of `reports` (its catalog
+    deleted first), run in turn `pairs` times: the pair with the median ratio, and all."""
+    runs = []
+    for _ in range(pairs):
+        seconds, cpu = duckdb_parse(files)
+        for stale in catalog.parent.glob(catalog.name + "*"):
+            stale.unlink()
+        timed, _ = relidash_summary(relidash, reports, catalog)
+        runs.append((seconds, timed, cpu))
+    return median_run(runs, lambda run: run[1].seconds / run[0]), runs
+
+
 def cold_apart(
     relidash: str, reports: Path, paths: Sequence[Path], where: Path, pairs: int
-) -> tuple[float, Timed, float]:
-    """The median pair (by ratio) of DuckDB's parse and relidash's cold load of these
-    files alone, hard-linked under `where` (made afresh) as they lie under `reports`."""
+) -> ColdPair:
+    """cold_pairs_of these files alone, hard-linked under `where` (made afresh, removed
+    after) as they lie under `reports`: the median pair."""
     shutil.rmtree(where, ignore_errors=True)
     for path in paths:
         link = where / "reports" / path.relative_to(reports)
         link.parent.mkdir(parents=True, exist_ok=True)
         os.link(path, link)
-    catalog = where / "catalog.duckdb"
-    runs = []
-    for _ in range(pairs):
-        seconds, cpu = duckdb_parse(paths)
-        for stale in where.glob("catalog.duckdb*"):
-            stale.unlink()
-        timed, _ = relidash_summary(relidash, where / "reports", catalog)
-        runs.append((seconds, timed, cpu))
+    median, _ = cold_pairs_of(relidash, where / "reports", paths, where / "catalog.duckdb", pairs)
     shutil.rmtree(where, ignore_errors=True)
-    return median_run(runs, lambda run: run[1].seconds / run[0])
+    return median
 
 
 def relidash_summary(relidash: str, reports: Path, catalog: Path) -> tuple[Timed, dict[str, Any]]:
@@ -495,16 +506,11 @@ def main(argv: list[str] | None = None) -> int:
     # 2. DuckDB's parse and relidash cold, in turn (their ratio is the issue's target, and
     # the shared machine's speed drifts within a minute); then warm, one changed file
     catalog = out / "catalog.duckdb"
-    pairs: list[tuple[float, Timed, float]] = []  # DuckDB's seconds, relidash, DuckDB's CPU
     cold_pairs = max(1, args.cold_pairs)
     print(f"measuring: DuckDB's parse and relidash cold, in turn (x{cold_pairs})…", flush=True)
-    for _ in range(cold_pairs):
-        parse_seconds, parse_cpu = duckdb_parse(files)
-        for stale in out.glob("catalog.duckdb*"):
-            stale.unlink()
-        timed, cold_doc = relidash_summary(args.relidash, reports, catalog)
-        pairs.append((parse_seconds, timed, parse_cpu))
-    raw["duckdb"], cold, cold_parse_cpu = median_run(pairs, lambda p: p[1].seconds / p[0])
+    median, pairs = cold_pairs_of(args.relidash, reports, files, catalog, cold_pairs)
+    raw["duckdb"], cold, cold_parse_cpu = median
+    cold_doc = json.loads(cold.stdout)
     pair_ratios = [timed.seconds / parse for parse, timed, _ in pairs]
     print(f"measuring: the same, each format's files alone (x{cold_pairs})…", flush=True)
     apart = {
