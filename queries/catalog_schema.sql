@@ -50,8 +50,9 @@ CREATE TABLE IF NOT EXISTS cases (
 CREATE TABLE IF NOT EXISTS case_tags (
     report_id INTEGER, case_idx INTEGER, tag VARCHAR, dim VARCHAR, value VARCHAR
 );
--- One row per recorded trial (multivon-eval 0.18+; an Inspect sample-epoch): its outcome, not its transcript, which
--- stays in the report file (dashboard/data/transcripts.py reads it for the case shown).
+-- One row per epoch of an Inspect sample: its outcome, not its transcript. A multivon-eval
+-- report's trials (0.18+) have no rows: they are read back from the report file for the
+-- case shown, transcripts and all (dashboard/data/transcripts.py).
 CREATE TABLE IF NOT EXISTS trials (
     report_id INTEGER, case_idx INTEGER, trial_idx INTEGER, run_index INTEGER,
     attempt INTEGER, status VARCHAR, recorded_at TIMESTAMPTZ, model_error VARCHAR,

@@ -44,7 +44,6 @@ LEFT JOIN (
            count(*) FILTER (WHERE excluded_reason IS NOT NULL) AS cases_excluded,
            min(runs) AS runs_min,
            count(*) FILTER (WHERE n_trials > 0) AS cases_with_trials,
-           min(list_min(list_transform(trials, lambda t: try_cast(t.recorded_at AS TIMESTAMPTZ))))
-               AS recorded_at
+           min(first_trial_at) AS recorded_at
     FROM stage_cases GROUP BY report_id
 ) AS p ON p.report_id = b.report_id

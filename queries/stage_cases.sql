@@ -88,5 +88,6 @@ SELECT
     len(list_filter(trials, lambda t: t.status IN ('judge_error', 'evaluator_error'))) AS other_errors,
     score, model_error, judge_error, evaluator_error, tags,
     len(trials) AS n_trials, excluded_reason,
-    trials, list_bool_or(list_transform(evaluators, lambda e: e.metadata IS NOT NULL)) AS graders_have_metadata
+    list_min(list_transform(trials, lambda t: try_cast(t.recorded_at AS TIMESTAMPTZ))) AS first_trial_at,
+    list_bool_or(list_transform(evaluators, lambda e: e.metadata IS NOT NULL)) AS graders_have_metadata
 FROM judged

@@ -36,6 +36,7 @@ from dashboard.data.catalog import (
 from dashboard.data.ingest import IngestResult
 from dashboard.data.queries import execute
 from dashboard.data.schema import REPORT_COLUMNS, REPORT_TABLES
+from dashboard.simulate.records import content_digest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -306,6 +307,41 @@ def test_utf8_with_bom_loads_like_without(
     assert problems_for(document, "with-bom.json") == []
     got = records(document)["with-bom.json"]
     assert numbers(got) == numbers(records(baseline)[small_reports[0].name])
+
+
+def test_trial_fields_the_load_does_not_read_may_hold_any_type(tmp_path: Path) -> None:
+    """multivon-eval 0.20.0's loader takes a trial whose latency_ms is text, its digest
+    matching (it checks a trial's schema, digest, attempt, run_index and case, not that):
+    so does relidash, by each reader (framed, DuckDB's JSON reader, strict), with the
+    numbers of the unedited file. The load reads a trial's status, time and position only;
+    the rest is read back from the file for the case shown."""
+    edited, unedited = tmp_path / "edited", tmp_path / "unedited"
+    edited.mkdir()
+    unedited.mkdir()
+    sources = {}
+    for name, source, padding in (
+        ("framed.json", "mv-0.20.0_all-pass_runs3.json", 0),
+        ("read.json", "mv-0.20.0_early-stop_runs8.json", 0),
+        ("strict.json", "mv-0.20.0_early-stop_runs8.json", ingest.STRICT_MIN_BYTES),
+    ):
+        sources[name] = source
+        shutil.copyfile(FIXTURES / source, unedited / source)
+        data = read(FIXTURES / source)
+        trial = next(c for c in data["cases"] if c.get("trials"))["trials"][0]
+        trial["latency_ms"], trial["model_error"] = "about five seconds", {"not": "text"}
+        trial["output"] = f"{trial['output']}{' ' * padding}"
+        # the digest multivon-eval checks: SHA-256 of the trial's canonical JSON without it
+        trial["digest"] = content_digest({k: v for k, v in trial.items() if k != "digest"})
+        write(edited / name, data)
+    sizes = {name: (edited / name).stat().st_size for name in sources}
+    assert sizes["framed.json"] < ingest.FRAMED_BELOW <= sizes["read.json"]
+    assert sizes["read.json"] < ingest.STRICT_MIN_BYTES <= sizes["strict.json"]
+    assert scan.head_has_every_field(str(edited / "strict.json"))
+    expected, _ = load(unedited)
+    document, result = load(edited)
+    assert document["problems"] == [] and result.parsed == 3
+    for name, source in sources.items():
+        assert numbers(records(document)[name]) == numbers(records(expected)[source]), name
 
 
 def test_only_reports_that_write_every_field_try_the_strict_path_first() -> None:

@@ -18,12 +18,11 @@ TRIAL = (
     " status VARCHAR, model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR,"
     f" latency_ms DOUBLE, evaluators {EVALUATOR}[])"
 )
-# What the catalog keeps of a trial: its outcome, errors and time. Transcripts are read back
-# from the file for the one case shown (dashboard/data/transcripts.py).
-TRIAL_OUTCOME = (
-    "STRUCT(run_index DOUBLE, attempt DOUBLE, status VARCHAR, recorded_at VARCHAR,"
-    " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, latency_ms DOUBLE)"
-)
+# What a load reads of a trial: its status (the case's trial counts) and time (the report's
+# earliest), and its position, whose number type a report must keep (multivon-eval refuses
+# a trial without a whole run_index and attempt). The rest of a trial, transcript and
+# errors, is read back from the file for the one case shown (dashboard/data/transcripts.py).
+TRIAL_OUTCOME = "STRUCT(run_index DOUBLE, attempt DOUBLE, status VARCHAR, recorded_at VARCHAR)"
 # A case's output and graders' verdicts are text the pages show for one case at a time:
 # read back from the file (CASE_TEXT_COLUMNS), not kept. Graders are parsed here only
 # for the upstream status rule (a case whose every grader skipped is skipped).

@@ -255,7 +255,7 @@ def _stage_and_store(
         else:
             flatten_cases(con, "stage_cases_rows", temp=True)
             con.execute("CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM stage_cases_rows")
-        for name in ("insert_reports", "insert_cases", "insert_case_tags", "insert_trials"):
+        for name in ("insert_reports", "insert_cases", "insert_case_tags"):
             execute(con, name)
         record_files(
             con,
