@@ -23,14 +23,17 @@ TRIAL = (
 # a trial without a whole run_index and attempt). The rest of a trial, transcript and
 # errors, is read back from the file for the one case shown (dashboard/data/transcripts.py).
 TRIAL_OUTCOME = "STRUCT(run_index DOUBLE, attempt DOUBLE, status VARCHAR, recorded_at VARCHAR)"
+# What a load reads of a case's grader: its verdict and metadata, for the upstream status
+# rule (a case whose every grader skipped is skipped) and the format's version, and its
+# score, whose number type a report must keep (multivon-eval's schema wants a number).
+GRADER_VERDICT = "STRUCT(score DOUBLE, passed BOOLEAN, metadata JSON)"
 # A case's output and graders' verdicts are text the pages show for one case at a time:
-# read back from the file (CASE_TEXT_COLUMNS), not kept. Graders are parsed here only
-# for the upstream status rule (a case whose every grader skipped is skipped).
+# read back from the file (CASE_TEXT_COLUMNS), not kept.
 CASE = (
     "STRUCT(input VARCHAR, case_id VARCHAR, status VARCHAR,"
     " model_error VARCHAR, judge_error VARCHAR, evaluator_error VARCHAR, skipped BOOLEAN,"
     " passed BOOLEAN, score DOUBLE, run_pass_rate DOUBLE, runs DOUBLE, pass_count DOUBLE,"
-    f" tags VARCHAR[], evaluators {EVALUATOR}[], trials {TRIAL_OUTCOME}[])"
+    f" tags VARCHAR[], evaluators {GRADER_VERDICT}[], trials {TRIAL_OUTCOME}[])"
 )
 REPORT_COLUMNS: dict[str, str] = {
     "schema": "VARCHAR",
