@@ -1,4 +1,5 @@
-"""scan.file_facts' digest and nesting sign, against plain Python over the same bytes; and
+"""scan.file_facts' digest, nesting and NaN / Infinity signs, against plain Python over the
+same bytes; and
 the walk, which frees its entries as soon as they are dropped."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dashboard.data.scan import (
     FAST_DIGEST,
     _bracket_bound,
     _bracket_depth,
+    _has_constant,
     _scratch,
     file_digests,
     file_facts,
@@ -96,6 +98,33 @@ def test_nesting_sign_at_the_limit_and_across_a_chunk_seam(tmp_path: Path) -> No
         path = tmp_path / f"n{levels}-{pad}.json"
         path.write_bytes(nested(levels, pad))
         assert file_facts(str(path)).maybe_deep is deep, (levels, pad)
+
+
+# text rich in the words' letters and their near misses ("Na", "Inf", "NAN", "nan")
+NEAR_CONSTANTS = st.lists(
+    st.sampled_from([b"N", b"a", b"I", b"n", b"f", b"i", b"t", b"y", b"NaN", b"Infinity", b"x"]),
+    max_size=60,
+).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(NEAR_CONSTANTS, min_size=1, max_size=3))
+def test_constant_sign_equals_a_substring_search(parts: list[bytes]) -> None:
+    expected = any(word in part for part in parts for word in (b"NaN", b"Infinity"))
+    assert _has_constant(*parts) is expected
+    assert _has_constant(*map(bytearray, parts)) is expected  # a full chunk is the buffer
+
+
+def test_constant_sign_across_a_chunk_seam(tmp_path: Path) -> None:
+    for word in (b"NaN", b"Infinity"):
+        for cut in range(1, len(word)):  # the word split between two reads
+            path = tmp_path / f"{word.decode()}-{cut}.json"
+            pad = b"N I Na Inf " * (DIGEST_CHUNK // 11)
+            path.write_bytes(pad[: DIGEST_CHUNK - cut] + word + b" Nope, Infinit")
+            assert file_facts(str(path)).maybe_constants is True, (word, cut)
+    near = tmp_path / "near.json"
+    near.write_bytes(b"N I Na Inf nan NAN Infinit " * (DIGEST_CHUNK // 9))
+    assert file_facts(str(near)).maybe_constants is False
 
 
 def test_digests_are_xxh3_for_change_and_sha256_for_publishing(tmp_path: Path) -> None:
