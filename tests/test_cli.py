@@ -342,6 +342,28 @@ def test_usage_error_exit_status_from_a_process(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
 
 
+def test_a_process_ends_with_its_commands_code_and_everything_it_wrote(
+    tmp_path: Path, reports_dir: Path
+) -> None:
+    """A command that returns ends its process at once (entry.leave), after writing out
+    what stdout and stderr hold: its exit code, a usage error's message, and a reader that
+    closed the pipe early (`| head`) ending it quietly."""
+    done = run_process(["summary", str(tmp_path / "missing")])
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("relidash: ") and "missing" in done.stderr
+    reader_gone = subprocess.Popen(
+        [sys.executable, "-m", "dashboard.cli", "summary", str(reports_dir), "--catalog", MEMORY],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert reader_gone.stdout is not None and reader_gone.stderr is not None
+    reader_gone.stdout.close()
+    err = reader_gone.stderr.read().decode()
+    assert reader_gone.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
 def test_a_catalog_path_naming_someone_elses_database_is_refused_untouched(
     tmp_path: Path,
 ) -> None:
