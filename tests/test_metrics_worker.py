@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from report_files import is_report
 
@@ -94,7 +95,8 @@ def test_the_worker_is_out_of_reach_of_ctrl_c_and_ends_with_the_pipe(root: Path)
         assert os.getsid(process.proc.pid) != os.getsid(0)
         assert os.getpgid(process.proc.pid) != os.getpgid(0)
         answered = process.submit(inputs).result(timeout=60)
-        assert [m.report_id for m in answered] == ids
+        assert answered.report_ids == ids
+        assert sorted(set(answered.metrics[0].tolist())) == ids  # report_id, a row per k
     finally:
         process.close()
     assert process.proc.returncode == 0, "the worker did not end when its pipe closed"
@@ -121,6 +123,7 @@ def test_stored_results_keep_every_value_and_every_unknown() -> None:
     """The rows reach the catalog as they were computed: UNKNOWN stays NULL, and an estimate
     of 0.5 after thousands of UNKNOWN rows and a whole-number 1 stays 0.5 (a column type
     inferred from a sample of the rows made it 0)."""
+    from dashboard.analysis.report_metrics import metric_columns
     from dashboard.data.results import METRIC_COLUMNS, store_report_results
 
     unknown = (None, None, None, "", 3, 3, "UNKNOWN — k exceeds the trials recorded")
@@ -129,7 +132,8 @@ def test_stored_results_keep_every_value_and_every_unknown() -> None:
     rows.append((3001, "pass@k", 1, 0.5, 0.125, 0.875, "cluster-bootstrap", 40, 8, ""))
     con = open_catalog(MEMORY)
     try:
-        store_report_results(con, rows, [(3000, 7, 1), (3000, 2, 2)], [])
+        ranks = [np.array(column, dtype=np.int64) for column in ((3000, 3000), (7, 2), (1, 2))]
+        store_report_results(con, metric_columns(rows), ranks, [])
         stored = con.execute(f"SELECT {', '.join(METRIC_COLUMNS)} FROM metrics").fetchall()
         lottery = con.execute("SELECT * FROM lottery ORDER BY rank").fetchall()
     finally:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -25,8 +25,8 @@ import numpy as np
 
 from dashboard.analysis.report_metrics import (
     MetricInputs,
+    MetricsBatch,
     PendingReport,
-    ReportMetrics,
     receive_pickled,
     reports_metrics,
     send_pickled,
@@ -63,16 +63,16 @@ def refresh_catalog(
     # this load's, all computed below, and the search for them can be skipped
     complete_before = metrics_complete(con)
     with _MetricsWorker() as worker:
-        ahead: list[Future[list[ReportMetrics]]] = []
+        ahead: list[Future[MetricsBatch]] = []
 
         def store_finished() -> None:
             nonlocal stored
             done = [future for future in ahead if future.done()]
-            if done:
-                computed = [m for future in done for m in worker.result(future)]
+            for future in done:
+                computed = worker.result(future)
                 store_metrics(con, computed)
-                stored += len(computed)
-                ahead[:] = [future for future in ahead if future not in done]
+                stored += len(computed.report_ids)
+            ahead[:] = [future for future in ahead if future not in done]
 
         def compute_ahead(report_ids: list[int]) -> None:
             store_finished()  # between batches: the batch before is committed
@@ -88,14 +88,14 @@ def refresh_catalog(
         result = ingest_directory(
             con, reports_dir, max_bytes=max_bytes, progress=progress_seen, on_batch=compute_ahead
         )
-        ready = {m.report_id: m for future in ahead for m in worker.result(future)}
+        ready = [worker.result(future) for future in ahead]
     # the anti-join that finds reports without metrics costs 60 ms at 100,000 reports
     if complete_before:
-        if ready:
-            store_metrics(con, list(ready.values()))
+        for batch in ready:
+            store_metrics(con, batch)
         if not metrics_complete(con):  # a load with files to look at cleared the mark
             mark_metrics_complete(con)
-        pending = len(ready)
+        pending = sum(len(batch.report_ids) for batch in ready)
     else:
         pending = compute_pending_metrics(con, ready)
     if pending or stored:
@@ -119,7 +119,7 @@ class _MetricsWorker:
     def __init__(self) -> None:
         self.thread = ThreadPoolExecutor(max_workers=1)
         self.process: _MetricsProcess | None = None
-        self.inputs: dict[Future[list[ReportMetrics]], list[MetricInputs]] = {}
+        self.inputs: dict[Future[MetricsBatch], list[MetricInputs]] = {}
 
     def expect(self, files: int) -> None:
         if files >= PROCESS_MIN_FILES and self.process is None:
@@ -128,14 +128,14 @@ class _MetricsWorker:
             except OSError:
                 self.process = None
 
-    def submit(self, inputs: list[MetricInputs]) -> Future[list[ReportMetrics]]:
+    def submit(self, inputs: list[MetricInputs]) -> Future[MetricsBatch]:
         if self.process is not None:
             future = self.process.submit(inputs)
             self.inputs[future] = inputs
             return future
         return self.thread.submit(reports_metrics, inputs)
 
-    def result(self, future: Future[list[ReportMetrics]]) -> list[ReportMetrics]:
+    def result(self, future: Future[MetricsBatch]) -> MetricsBatch:
         inputs = self.inputs.pop(future, None)
         try:
             return future.result()
@@ -178,12 +178,12 @@ class _MetricsProcess:
             # and so ends the worker; reached by the signal too, it printed a traceback
             start_new_session=True,
         )
-        self.pending: deque[Future[list[ReportMetrics]]] = deque()
+        self.pending: deque[Future[MetricsBatch]] = deque()
         self.lock = threading.Lock()
         threading.Thread(target=self._read_results, daemon=True).start()
 
-    def submit(self, inputs: list[MetricInputs]) -> Future[list[ReportMetrics]]:
-        future: Future[list[ReportMetrics]] = Future()
+    def submit(self, inputs: list[MetricInputs]) -> Future[MetricsBatch]:
+        future: Future[MetricsBatch] = Future()
         with self.lock:
             self.pending.append(future)
         try:
@@ -219,36 +219,32 @@ class _MetricsProcess:
 
 
 def compute_pending_metrics(
-    con: duckdb.DuckDBPyConnection, ready: Mapping[int, ReportMetrics] | None = None
+    con: duckdb.DuckDBPyConnection, ready: Sequence[MetricsBatch] = ()
 ) -> int:
     """Metrics, lottery ranks and stored-block checks for reports that lack them.
 
-    `ready` holds results already computed (by `refresh_catalog`'s worker); they are
-    stored as they are, and every other pending report is computed here.
+    `ready` holds batches already computed (by `refresh_catalog`'s worker) for reports that
+    lacked them; they are stored as they are, and every other pending report is computed
+    here.
     """
-    ready = ready or {}
     if not con.execute(
         "SELECT 1 FROM reports WHERE report_id NOT IN (SELECT report_id FROM metrics) LIMIT 1"
     ).fetchall():
         mark_metrics_complete(con)
         return 0
     pending = fetch_rows(con, "reports_without_metrics", report_ids=None)
-    rest = [int(r["report_id"]) for r in pending if int(r["report_id"]) not in ready]
-    computed = [ready[int(r["report_id"])] for r in pending if int(r["report_id"]) in ready]
+    for batch in ready:
+        store_metrics(con, batch)
+    done = {rid for batch in ready for rid in batch.report_ids}
+    rest = [int(r["report_id"]) for r in pending if int(r["report_id"]) not in done]
     if rest:
-        computed += reports_metrics(_metric_inputs(con, rest))
-    store_metrics(con, computed)
+        store_metrics(con, reports_metrics(_metric_inputs(con, rest)))
     mark_metrics_complete(con)
     return len(pending)
 
 
-def store_metrics(con: duckdb.DuckDBPyConnection, computed: Sequence[ReportMetrics]) -> None:
-    store_report_results(
-        con,
-        [row for m in computed for row in m.metric_rows],
-        [row for m in computed for row in m.lottery_rows],
-        [row for m in computed for row in m.warnings],
-    )
+def store_metrics(con: duckdb.DuckDBPyConnection, computed: MetricsBatch) -> None:
+    store_report_results(con, computed.metrics, computed.lottery, computed.warnings)
 
 
 def _metric_inputs(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> list[MetricInputs]:

@@ -7,7 +7,6 @@ stores them (an Inspect report's UNKNOWN reasons are put in its own words on the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import duckdb
 import numpy as np
@@ -29,42 +28,35 @@ METRIC_COLUMNS = (
     "runs",
     "unknown_reason",
 )
-# Each metrics column's array type: whole numbers, estimates (None -> NaN -> NULL), text.
-_METRIC_DTYPES = (np.int64, object, np.int64, np.float64, np.float64, np.float64, object,
-                  np.int64, np.int64, object)  # fmt: skip
 _ROWS = "relidash_result_rows"  # the name the arrays are scanned by, for one statement
 
 
 def store_report_results(
     con: duckdb.DuckDBPyConnection,
-    metrics: Sequence[tuple[Any, ...]],
-    lottery: Sequence[tuple[int, int, int]],
+    metrics: Sequence[np.ndarray],
+    lottery: Sequence[np.ndarray],
     warnings: list[tuple[str, str]],
 ) -> None:
-    """Insert metrics rows (METRIC_COLUMNS order), lottery ranks from
-    (report_id, case_idx, rank) rows, add report-scope problems, atomically.
+    """Insert metrics rows (one array per METRIC_COLUMNS column; NaN for an estimate that
+    is UNKNOWN), lottery ranks (report_id, case_idx and rank arrays), and report-scope
+    problems, atomically.
 
-    Rows go in as one numpy array per column, which DuckDB scans without pandas: bound
-    lists cost 13 us a row (each value a conversion of its own), a load of 10,000 small
-    reports 2 s of its main thread; typed arrays, a tenth of that. Typed, not object
-    arrays: DuckDB infers an object column's type from a sample of its rows, which can
-    make an unsampled 2.5 an INTEGER 2.
+    DuckDB scans the arrays as they are, without pandas: bound lists cost 13 us a row
+    (each value a conversion of its own), a load of 10,000 small reports 2 s of its main
+    thread; typed arrays, a tenth of that.
     """
     with transaction(con):
-        if metrics:
-            columns = zip(*metrics, strict=True)
+        if len(metrics[0]):
             _insert_columns(
                 con,
                 "INSERT INTO metrics SELECT c0, c1, c2, nullif(c3, 'NaN'), nullif(c4, 'NaN'), "
                 f"nullif(c5, 'NaN'), c6, c7, c8, c9 FROM {_ROWS}",
-                [np.array(c, dtype=t) for c, t in zip(columns, _METRIC_DTYPES, strict=True)],
+                list(metrics),
             )
-            rewrite_unknown_reasons(con, sorted({int(row[0]) for row in metrics}))
-        if lottery:
+            rewrite_unknown_reasons(con, np.unique(metrics[0]).tolist())
+        if len(lottery[0]):
             _insert_columns(
-                con,
-                f"INSERT INTO lottery SELECT c0, c1, c2 FROM {_ROWS}",
-                [np.array(c, dtype=np.int64) for c in zip(*lottery, strict=True)],
+                con, f"INSERT INTO lottery SELECT c0, c1, c2 FROM {_ROWS}", list(lottery)
             )
         if warnings:
             con.executemany("INSERT INTO problems VALUES (?, 'report', ?)", warnings)
