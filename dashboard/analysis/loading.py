@@ -75,10 +75,13 @@ def refresh_catalog(
             ahead[:] = [future for future in ahead if future not in done]
 
         def compute_ahead(report_ids: list[int]) -> None:
-            store_finished()  # between batches: the batch before is committed
+            # this batch's inputs go first, so that the worker starts on them at once (the
+            # last batch's metrics are what the end of the load waits for); then, between
+            # batches, the results finished meanwhile are stored
             pool_inputs = _metric_inputs(con, report_ids)
             if pool_inputs:
                 ahead.append(worker.submit(pool_inputs))
+            store_finished()
 
         def progress_seen(looked: int, total: int) -> None:
             worker.expect(total)
