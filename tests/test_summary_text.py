@@ -83,7 +83,19 @@ def test_a_report_duckdb_cannot_write_exactly_is_dumped_by_python() -> None:
         {"r": first},
     )
     con.execute("UPDATE metrics SET ci_high = 'inf' WHERE report_id = $r AND k = 1", {"r": second})
+    # a lottery case's input with an escape character: json.dumps writes \u001b, DuckDB
+    # \u001B
+    (third, case_idx), *_ = con.execute(
+        "SELECT report_id, case_idx FROM lottery WHERE report_id NOT IN ($a, $b) LIMIT 1",
+        {"a": first, "b": second},
+    ).fetchall()
+    con.execute(
+        "UPDATE cases SET input = 'press' || chr(27) || 'escape' "
+        "WHERE report_id = $r AND case_idx = $c",
+        {"r": third, "c": case_idx},
+    )
     written, dumped = entries_both_ways(con)
     assert written == dumped
     texts = "".join(written)
     assert "held\\u001fback" in texts and "Infinity" in texts
+    assert "press\\u001bescape" in texts

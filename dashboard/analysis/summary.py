@@ -95,8 +95,8 @@ def report_records(
     ]
 
 
-# A batch's metric cells as DuckDB wrote them, by report id, and its lottery entries.
-EntryCells = tuple[dict[int, tuple[str, str]], dict[int, list[dict[str, Any]]]]
+# The pass_at_k, pass_hat_k and lottery text DuckDB wrote for a batch's reports, by id.
+EntryCells = dict[int, tuple[str, str, str]]
 
 
 def report_entries(
@@ -106,13 +106,14 @@ def report_entries(
 ) -> list[str]:
     """report_records' entries as the text json.dumps(entry, ensure_ascii=False) writes.
 
-    Their metric cells, most of each entry, are written by DuckDB (entry_cells, or
-    `cells` read by it already), which writes a float as Python does: at 10,000 small
-    reports, fetching the metric rows into Python and dumping them was two thirds of the
-    entries' time, all of it on the main thread after the load. A report DuckDB cannot
-    write exactly is report_records' entry, dumped here.
+    Their metric cells and lottery cases, most of each entry, are written by DuckDB
+    (entry_cells, or `cells` read by it already), which writes a float as Python does:
+    at 10,000 small reports, fetching the metric rows into Python and dumping them was two
+    thirds of the entries' time, all of it on the main thread after the load; at 2,000
+    reports, fetching the lottery cases (45,000) was a fifth of a cold summary's last
+    0.3 s. A report DuckDB cannot write exactly is report_records' entry, dumped here.
     """
-    written, lottery = cells if cells is not None else entry_cells(con, overview)
+    written = cells if cells is not None else entry_cells(con, overview)
     rest = [row for row in overview if row["report_id"] not in written]
     dumped = {
         row["report_id"]: json.dumps(record, ensure_ascii=False)
@@ -127,23 +128,21 @@ def report_entries(
         # json.dumps of a dict is its items joined by ", " inside braces: the head's text
         # without its closing brace, then the cells' and the lottery's items
         head = json.dumps(_entry_head(row), ensure_ascii=False)
-        at_k, hat_k = written[rid]
+        at_k, hat_k, lottery = written[rid]
         entries.append(
-            f'{head[:-1]}, "pass_at_k": {at_k}, "pass_hat_k": {hat_k}, '
-            f'"lottery": {json.dumps(lottery.get(rid, []), ensure_ascii=False)}}}'
+            f'{head[:-1]}, "pass_at_k": {at_k}, "pass_hat_k": {hat_k}, "lottery": {lottery}}}'
         )
     return entries
 
 
 def entry_cells(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]) -> EntryCells:
     """What DuckDB reads and writes of these reports' entries (metric_cells.sql): each
-    report's pass_at_k and pass_hat_k text, where it can write them exactly, and the
-    lottery entries of those reports."""
+    report's pass_at_k, pass_hat_k and lottery text, where it can write them exactly."""
     if not overview:  # every entry of the batch was stored: not even an empty query
-        return {}, {}
-    written = {
-        rid: (at_k, hat_k)
-        for rid, at_k, hat_k in con.execute(
+        return {}
+    return {
+        rid: (at_k, hat_k, lottery)
+        for rid, at_k, hat_k, lottery in con.execute(
             load_query("metric_cells"),
             {
                 "report_ids": [row["report_id"] for row in overview],
@@ -153,7 +152,6 @@ def entry_cells(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any
             },
         ).fetchall()
     }
-    return written, _lottery_entries(con, list(written))
 
 
 def _metric_cells(
