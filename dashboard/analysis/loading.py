@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -65,9 +64,10 @@ def refresh_catalog(
     with _MetricsWorker() as worker:
         ahead: list[Future[MetricsBatch]] = []
 
-        def store_finished() -> None:
+        def store_finished(every: bool = False) -> None:
+            """Store the results finished (`every`: all of them, waiting for the rest)."""
             nonlocal stored
-            done = [future for future in ahead if future.done()]
+            done = list(ahead) if every else [future for future in ahead if future.done()]
             for future in done:
                 computed = worker.result(future)
                 store_metrics(con, computed)
@@ -91,16 +91,14 @@ def refresh_catalog(
         result = ingest_directory(
             con, reports_dir, max_bytes=max_bytes, progress=progress_seen, on_batch=compute_ahead
         )
-        ready = [worker.result(future) for future in ahead]
+        store_finished(every=True)  # the last batches', before any report is looked for
     # the anti-join that finds reports without metrics costs 60 ms at 100,000 reports
     if complete_before:
-        for batch in ready:
-            store_metrics(con, batch)
         if not metrics_complete(con):  # a load with files to look at cleared the mark
             mark_metrics_complete(con)
-        pending = sum(len(batch.report_ids) for batch in ready)
+        pending = 0
     else:
-        pending = compute_pending_metrics(con, ready)
+        pending = compute_pending_metrics(con)
     if pending or stored:
         # The metrics pass may add report warnings (stored blocks that disagree).
         problems = con.execute("SELECT count(*) FROM problems").fetchall()
@@ -221,27 +219,17 @@ class _MetricsProcess:
             self.proc.wait()
 
 
-def compute_pending_metrics(
-    con: duckdb.DuckDBPyConnection, ready: Sequence[MetricsBatch] = ()
-) -> int:
-    """Metrics, lottery ranks and stored-block checks for reports that lack them.
-
-    `ready` holds batches already computed (by `refresh_catalog`'s worker) for reports that
-    lacked them; they are stored as they are, and every other pending report is computed
-    here.
-    """
+def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
+    """Metrics, lottery ranks and stored-block checks for reports that lack them."""
     if not con.execute(
         "SELECT 1 FROM reports WHERE report_id NOT IN (SELECT report_id FROM metrics) LIMIT 1"
     ).fetchall():
         mark_metrics_complete(con)
         return 0
-    pending = fetch_rows(con, "reports_without_metrics", report_ids=None)
-    for batch in ready:
-        store_metrics(con, batch)
-    done = {rid for batch in ready for rid in batch.report_ids}
-    rest = [int(r["report_id"]) for r in pending if int(r["report_id"]) not in done]
-    if rest:
-        store_metrics(con, reports_metrics(_metric_inputs(con, rest)))
+    pending = [
+        int(r["report_id"]) for r in fetch_rows(con, "reports_without_metrics", report_ids=None)
+    ]
+    store_metrics(con, reports_metrics(_metric_inputs(con, pending)))
     mark_metrics_complete(con)
     return len(pending)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from typing import NoReturn
 
 
 def run() -> int:
@@ -21,10 +22,10 @@ def run() -> int:
     except KeyboardInterrupt:
         print("relidash: interrupted", file=sys.stderr)
         return 130  # common.EXIT_INTERRUPTED, spelled here: common may be what was stopped
-    return leave(main())
+    leave(main())
 
 
-def leave(code: int) -> int:
+def leave(code: int) -> NoReturn:
     """Write out what stdout and stderr hold and end the process with `code`."""
     for stream in (sys.stdout, sys.stderr):
         # its reader may be gone (`| head`), or the stream closed: what was written stands
