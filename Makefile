@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 REPORTS ?= sample_reports
 PORT ?= 8501
 
-.PHONY: run test lint summary fixtures bench clean
+.PHONY: run test lint summary fixtures bench performance-doc screenshots clean
 
 $(VENV)/.run-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,16 @@ fixtures:
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/bench_load.py
+	$(BIN)/python tools/performance_doc.py
+
+# docs/performance.md from the figures the benchmarks kept in benchmarks/figures/
+performance-doc:
+	$(PYTHON) tools/performance_doc.py
+
+# docs/img/*.png: each page in Debian's Chromium on sample_reports/
+screenshots: $(VENV)/.test-installed
+	bash tools/ensure_chromium.sh
+	$(BIN)/python tools/screenshots.py --out docs/img
 
 clean:
 	rm -rf $(VENV) $(UPSTREAM) .tools .pytest_cache .ruff_cache .mypy_cache

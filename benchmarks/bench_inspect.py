@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import make_inspect_fixtures as fixtures  # noqa: E402
 import zstandard  # noqa: E402
 from bench_load import fresh_bytecode, run_timed  # noqa: E402
+from figures import keep  # noqa: E402
 
 from dashboard.data.formats.zip_members import read_directory  # noqa: E402
 
@@ -241,6 +242,25 @@ def main(argv: list[str] | None = None) -> int:
     per_log = cold / len(files) * 1000
     print(
         f"per log: relidash {per_log:.1f} ms cold, read_eval_log {full / len(files) * 1000:.0f} ms"
+    )
+    keep(
+        "bench_inspect",
+        "python benchmarks/bench_inspect.py",
+        [
+            (
+                "Inspect logs cold: summary --json against read_eval_log",
+                f"{cold:.1f} s vs {full:.0f} s (peak RSS {cold_rss:.0f} MB)",
+                f">= {TARGET_SPEEDUP:g}x faster",
+                f"{speedup:.0f}x {'met' if speedup >= TARGET_SPEEDUP else 'NOT met'}",
+            ),
+            (
+                f"Inspect logs warm: summary --json (median of {len(warm)})",
+                f"{median_warm:.2f} s",
+                f"< {TARGET_WARM_S:g} s",
+                "met" if median_warm < TARGET_WARM_S else "NOT met",
+            ),
+        ],
+        setting=f"{len(files)} Inspect .eval logs copied from logs inspect-ai wrote",
     )
     return 0
 

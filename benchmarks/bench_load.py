@@ -43,6 +43,9 @@ sys.path.insert(0, str(REPO))
 
 from dashboard.simulate import simulate_reports  # noqa: E402
 
+sys.path.insert(0, str(REPO / "benchmarks"))
+from figures import keep  # noqa: E402
+
 FULL_CASES, FULL_RUNS = 50, 8  # the full-size 0.20 report: 50 cases x 8 runs, ~5.3 MB
 FULL_BYTES = 5.32e6
 SMALL_BYTES_PER_CASE = 1550  # a 0.15 report case with 3-8 runs
@@ -745,6 +748,15 @@ def main(argv: list[str] | None = None) -> int:
     width = [max(len(r[i]) for r in rows) for i in range(4)]
     for row in rows:
         print("  ".join(cell.ljust(width[i]) for i, cell in enumerate(row)).rstrip())
+    if args.smoke:
+        return 0  # a check that the benchmark runs, not figures for docs/performance.md
+    keep(
+        "bench_load",
+        "make bench",
+        rows,
+        setting=f"{len(files)} reports, {mb / 1000:.2f} GB "
+        f"({', '.join(f'{len(v)} x {k}' for k, v in by_format.items())})",
+    )
     return 0
 
 

@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_load import fresh_bytecode, median_run, run_timed, spread_of  # noqa: E402
+from figures import keep  # noqa: E402
 
 from dashboard.simulate import simulate_reports  # noqa: E402
 
@@ -237,6 +238,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{size_of(reports) / 1e9:.2f} GB, {os.cpu_count()} cores")  # fmt: skip
     for label, value, target, verdict in rows:
         print(f"{label:<{width}}  {value:<38} {target:<22} {verdict}")
+    keep(
+        "bench_long",
+        "python benchmarks/bench_long.py",
+        rows,
+        setting=f"{files} reports ({args.suites} suites x {args.releases} releases), "
+        f"{size_of(reports) / 1e9:.2f} GB",
+        partial=args.warm_only,
+    )
     return 0
 
 
