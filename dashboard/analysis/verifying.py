@@ -262,7 +262,8 @@ def check_signoffs(
         if record in [dict(s) for s in shown]:
             continue
         when = _time(record.get("time"))
-        if written is not None and when is not None and when > written:
+        # the same second as the packet counts as after it: the packet may have been first
+        if written is not None and when is not None and when >= written:
             later.append(record)
         else:
             left_out.append(record)

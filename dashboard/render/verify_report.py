@@ -9,6 +9,7 @@ dashboard/render/packet_diff.py's. Must not: decide whether a packet holds, or d
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -74,18 +75,34 @@ def _more(items: Sequence[str], shown: int = SHOWN) -> list[str]:
     return lines
 
 
-def _difference_lines(differences: Sequence[VisibleDifference]) -> list[str]:
+_DIGEST: Final = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def _difference_lines(
+    differences: Sequence[VisibleDifference], paths: Sequence[str] = (), verbose: bool = True
+) -> list[str]:
+    """One line per changed text; without `verbose`, a change naming a file path or a
+    digest becomes one line for its region saying so."""
+
+    def raw(text: str) -> bool:
+        return bool(_DIGEST.search(text)) or any(p and p in text for p in paths)
+
     lines = []
     for d in differences:
         if d.markup_only:
             lines.append(f"    {d.region}: same text, other markup (a tag, attribute or style)")
+        hidden = False
         for shown, rendered in d.changes:
-            if shown and rendered:
+            if not verbose and (raw(shown) or raw(rendered)):
+                hidden = True
+            elif shown and rendered:
                 lines.append(f'    {d.region}: shows "{shown}" where relidash renders "{rendered}"')
             elif shown:
                 lines.append(f'    {d.region}: shows "{shown}", which relidash does not render')
             else:
                 lines.append(f'    {d.region}: leaves out "{rendered}"')
+        if hidden:
+            lines.append(f"    {d.region}: other file paths or digests (--verbose shows them)")
     return lines
 
 
@@ -105,6 +122,11 @@ def verify_lines(
     if v.verdict_now is None:
         lines.append(
             f"Verdict: {v.verdict_then} when written; it cannot be recomputed now: {v.cannot_review}"
+        )
+    elif v.verdict_flipped and "numbers" in v.edits(bool(differences)):
+        lines.append(
+            f"Verdict: the packet says {v.verdict_then}; relidash computes {v.verdict_now} "
+            "from the same report bytes."
         )
     elif v.verdict_flipped:
         lines.append(f"Verdict: FLIPPED, {v.verdict_then} when written, {v.verdict_now} now.")
@@ -141,15 +163,21 @@ def verify_lines(
             )
         else:
             lines.append("What the packet shows, against what relidash renders from its data:")
-            lines += _more(_difference_lines(differences))
+            paths = [str(x.get("path")) for x in v.evidence.shown] + list(v.evidence.left_out)
+            lines += _more(_difference_lines(differences, paths, verbose))
 
     e = v.evidence
-    if e.not_theirs or e.left_out or e.misdescribed:
-        lines.append(
-            f"Evidence: the packet lists {len(e.shown)} file(s); {len(e.not_theirs)} not the "
-            f"reviewed release(s)', {len(e.left_out)} of theirs missing, "
-            f"{len(e.misdescribed)} described otherwise."
+    parts = []
+    if e.not_theirs:
+        parts.append(
+            f"{len(e.not_theirs)} of its files are not the reviewed release's or its base's"
         )
+    if e.left_out:
+        parts.append(f"{len(e.left_out)} of the reviewed release's files are not listed")
+    if e.misdescribed:
+        parts.append(f"{len(e.misdescribed)} are described otherwise (role, size or format)")
+    if parts:
+        lines.append(f"Evidence: {'; '.join(parts)}.")
 
     s = v.signoffs
     for record in s.unrecorded:
