@@ -271,8 +271,9 @@ def test_a_fabricated_verified_signoff_does_not_hold(
 
 
 def test_a_signoff_left_out_does_not_hold(capsys: pytest.CaptureFixture[str], made: Made) -> None:
-    review, doc = _review_and_records(made)
-    forged = render_packet(review, signoffs=[], generated_at=doc["generated_at"])
+    review, _ = _review_and_records(made)
+    # a packet written later, without the rejection recorded before it
+    forged = render_packet(review, signoffs=[], generated_at="2030-01-01T00:00:00Z")
     code, out, err = verify(capsys, made, edited(made, "left-out", forged))
     assert_readable_failure(code, out, err, "the packet was changed")
     assert "Sign-off recorded but left out of the packet: rejected by Bob (name typed)" in out
@@ -396,3 +397,37 @@ def test_changed_reports_flip_the_verdict_and_name_the_moved_numbers_and_signoff
     code, out, err = run_cli([*argv, "--verbose"], capsys)
     assert code == 1
     assert f"changed: {RELEASE_FILE}: " in out and "moved: verdict: PASSED -> FAILED" in out
+
+
+def test_a_release_added_after_the_packet_leaves_it_holding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chart and the release list are the suite's as the packet was written: a later
+    release changes neither what relidash renders for it nor the verdict."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    reports, packet = tmp_path / "reports", tmp_path / "p.html"
+    shutil.copytree(SAMPLES, reports)
+    latest = reports / RELEASE_FILE
+    kept = latest.read_bytes()
+    latest.unlink()  # the packet is written before v1.11.0 exists
+    common = ["--suite", SUITE, "--reviews", str(tmp_path / "reviews"), "--catalog", ":memory:"]
+    code, _, err = run_cli(["review", str(reports), *common, "--out", str(packet)], capsys)
+    assert code == 0, err
+    doc = read_packet_block(packet.read_text(encoding="utf-8"))
+    assert doc is not None and doc["review"]["release"] == "v1.10.0"
+    assert RELEASE not in doc["suite_releases"]
+
+    latest.write_bytes(kept)
+    argv = ["verify", str(packet), str(reports), *common[2:]]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, out + err
+    assert "the packet holds" in err
+
+    # the same packet without the list the block carries is drawn with v1.11.0 and differs
+    del doc["suite_releases"]
+    old_style = tmp_path / "old.html"
+    old_style.write_text(with_block(packet.read_text(encoding="utf-8"), doc), encoding="utf-8")
+    code, out, err = run_cli(["verify", str(old_style), str(reports), *common[2:]], capsys)
+    assert code == 1, out + err
+    assert "Provenance section" in out

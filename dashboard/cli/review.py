@@ -42,8 +42,8 @@ DECISIONS = ("approved", "conditional", "rejected")  # analysis.review.DECISIONS
 VERIFY_EXIT_CODES = (
     (EXIT_OK, "the packet holds"),
     (EXIT_FAILED, "it does not hold: the reports, the policy or the packet changed"),
-    (EXIT_USAGE, "it cannot be checked: not a packet, a damaged review block, an unreadable "
-     "source, or sign-offs shown with no reviews directory to check them in"),
+    (EXIT_USAGE, "it cannot be checked: not a packet, a damaged review block, an\n"
+     "     unreadable source, or sign-offs shown and no reviews directory to check them in"),
 )  # fmt: skip
 VERIFY_EXIT_HELP = "exit status:\n" + "\n".join(
     f"  {code}  {meaning}" for code, meaning in VERIFY_EXIT_CODES
@@ -108,10 +108,10 @@ def register(subparsers: Any) -> None:
     verify = subparsers.add_parser(
         "verify",
         help="check a review packet against the reports and the reviews directory",
-        description="A packet holds when its verdict and numbers are a fresh review's of the "
-        "same release, its evidence is exactly that release's (and its base's) report files "
-        "with the same bytes, every sign-off it shows is a record in the reviews directory, "
-        "and what it shows is what relidash renders from that data.",
+        description="A packet holds when its verdict and numbers are a fresh review's of the\n"
+        "same release, its evidence is exactly that release's (and its base's) report\n"
+        "files with the same bytes, every sign-off it shows is a record in the reviews\n"
+        "directory, and what it shows is what relidash renders from that data.",
         epilog=VERIFY_EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

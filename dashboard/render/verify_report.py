@@ -18,6 +18,8 @@ from dashboard.analysis.verifying import Moved, Verification
 from dashboard.render.formatting import delta_text, envelope_text, one_line, pct, with_ci
 from dashboard.render.packet_diff import VisibleDifference
 
+# regions drawn in part from the suite's other releases' files, which are not evidence
+_OTHER_FILES_REGIONS: Final = frozenset(("Headline section", "Lottery cases section"))
 SHOWN: Final = 12  # moved numbers and visible differences listed before "… and N more"
 _EDIT_WORDS: Final = {
     "no evidence": "it names no evidence file, so nothing binds its numbers to any report",
@@ -145,6 +147,11 @@ def verify_lines(
     if edits:
         lines.append("The packet was changed after relidash wrote it:")
         lines += [f"    {_EDIT_WORDS[e]}" for e in edits]
+        if edits == ["visible"] and {d.region for d in differences} <= _OTHER_FILES_REGIONS:
+            lines.append(
+                "    (or a report of another release changed: the chart and the lottery "
+                "streaks draw on them as well)"
+            )
     if v.other_program and not holds:
         lines.append(
             f"It was written by relidash {v.version_then}; this is relidash {v.version_now}, "
