@@ -228,6 +228,11 @@ def _todo(v: Verification, edits: Sequence[str], source: str) -> list[str]:
             + "), then record a new decision with relidash signoff; the earlier sign-offs "
             "stay as records of what was decided on the old bytes."
         )
+    if v.signoffs.unrecorded or v.signoffs.left_out:
+        lines.append(
+            "    If this release's sign-offs are kept in another reviews directory, "
+            "verify again with --reviews RDIR."
+        )
     if v.other_program:
         lines.append(f"    To check what it shows, verify it with relidash {v.version_then}.")
     if len(lines) == 1:
