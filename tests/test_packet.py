@@ -144,6 +144,7 @@ def test_block_reads_back_as_the_review_its_signoffs_and_the_time(
         "review": review_json(review),
         "signoffs": [ours],
         "generated_at": GENERATED,
+        "suite_releases": list(review.releases),
     }
     # the block cannot end early: report text inside it carries no raw "<", ">" or "&"
     script = "".join(Tags(html_text).raw["script"])
@@ -294,6 +295,7 @@ def test_first_release_has_no_base_and_a_changed_signoff_says_so(
         "review": review_json(first),
         "signoffs": [record],
         "generated_at": GENERATED,
+        "suite_releases": list(first.releases),
     }
     assert "<svg" not in html_text  # no history given, no chart
 

@@ -696,7 +696,8 @@ def test_packet_carries_release_signoff_and_numbers_and_verifies(
     assert carried == json.loads(records_in(rdir)[0].read_text(encoding="utf-8"))
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", block["generated_at"])
 
-    code, out_text, err = run_cli(["verify", str(out), str(reports), "--catalog", MEMORY], capsys)
+    argv = ["verify", str(out), str(reports), "--reviews", str(rdir), "--catalog", MEMORY]
+    code, out_text, err = run_cli(argv, capsys)
     assert code == 0, out_text + err
     assert "changed:" not in out_text and "moved:" not in out_text
 
@@ -715,7 +716,8 @@ def test_packet_escapes_a_hostile_comment(
     assert "<script>alert(1)" not in html and "<b>ship</b>" not in html
     block = packet.read_packet_block(html)
     assert block is not None and block["signoffs"][0]["comment"] == comment
-    code, _, err = run_cli(["verify", str(out), str(reports), "--catalog", MEMORY], capsys)
+    argv = ["verify", str(out), str(reports), "--reviews", str(rdir), "--catalog", MEMORY]
+    code, _, err = run_cli(argv, capsys)
     assert code == 0, err
 
 
@@ -737,7 +739,8 @@ def test_verify_names_the_changed_file_and_the_moved_numbers(
     )
     assert new_hat < old_hat  # the edit did move pass^k
 
-    code, stdout, err = run_cli(["verify", str(out), str(reports), "--catalog", MEMORY], capsys)
+    argv = ["verify", str(out), str(reports), "--catalog", MEMORY, "--verbose"]
+    code, stdout, err = run_cli(argv, capsys)
     assert code == 1, stdout + err
     lines = stdout.splitlines()
     assert f"changed: {RELEASE_FILE}: {old_digest} -> {sha256(reports / RELEASE_FILE)}" in lines
@@ -757,9 +760,11 @@ def test_verify_fails_on_changed_bytes_even_when_no_number_moves(
     with open(reports / BASE_FILE, "a", encoding="utf-8") as handle:
         handle.write("\n")  # same JSON, same numbers, other bytes
 
-    code, stdout, err = run_cli(["verify", str(out), str(reports), "--catalog", MEMORY], capsys)
+    argv = ["verify", str(out), str(reports), "--catalog", MEMORY, "--verbose"]
+    code, stdout, err = run_cli(argv, capsys)
     assert code == 1, stdout + err
-    assert stdout.splitlines() == [
+    lines = stdout.splitlines()
+    assert [line for line in lines if line.startswith(("changed:", "moved:"))] == [
         f"changed: {BASE_FILE}: {old_digest} -> {sha256(reports / BASE_FILE)}"
     ]
 
@@ -779,7 +784,8 @@ def test_verify_finds_a_number_edited_in_the_packet(
     forged = BLOCK.sub(lambda m: m.group(1) + json.dumps(doc) + m.group(3), html, count=1)
     out.write_text(forged, encoding="utf-8")
 
-    code, stdout, err = run_cli(["verify", str(out), str(SAMPLES), "--catalog", MEMORY], capsys)
+    argv = ["verify", str(out), str(SAMPLES), "--catalog", MEMORY, "--verbose"]
+    code, stdout, err = run_cli(argv, capsys)
     assert code == 1, stdout + err
     assert f"moved: headline.pass_hat_k.value: 0.99 -> {true_value}" in stdout.splitlines()
     assert any(line.startswith("moved: verdict: ") for line in stdout.splitlines())

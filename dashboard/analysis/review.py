@@ -493,6 +493,12 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def differs(a: Any, b: Any) -> bool:
+    """Whether two JSON values differ beyond float noise, leaf by leaf."""
+    old, new = flatten(a), flatten(b)
+    return set(old) != set(new) or any(not _same(old[key], new[key]) for key in old)
+
+
 # keys of review_json that describe the run, not the evidence or its numbers: the policy
 # is checked by its digest, not by the path it was read from (a moved directory)
 UNCHECKED_KEYS: Final = ("relidash_version", "policy.source")

@@ -5,9 +5,10 @@ The numbers come from dashboard/analysis/review.py, the function behind the Revi
 so what is signed is what was shown. Sign-offs go to the reviews directory (`--reviews`,
 default `$XDG_DATA_HOME/relidash/reviews/`), never into the reports directory.
 
-Exit codes: 0 done (verify: every digest and number holds); 1 verify found a changed file
-or a moved number; 2 a usage error, an unknown suite or release, an unusable policy or
-reviews directory, or a file that is not a relidash packet.
+Exit codes: 0 done (verify: the packet holds); 1 verify found that it does not hold (a
+changed file, a moved number, an edited packet); 2 a usage error, an unknown suite or
+release, an unusable policy or reviews directory, or a file that is not a readable
+relidash packet (VERIFY_EXIT_CODES, shown by `relidash verify --help`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from dashboard.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_USAGE,
     UsageError,
     add_load_options,
     add_policy_option,
@@ -37,6 +39,15 @@ if TYPE_CHECKING:
     from dashboard.data.sources.reports import ReportSource
 
 DECISIONS = ("approved", "conditional", "rejected")  # analysis.review.DECISIONS, parse-time
+VERIFY_EXIT_CODES = (
+    (EXIT_OK, "the packet holds"),
+    (EXIT_FAILED, "it does not hold: the reports, the policy or the packet changed"),
+    (EXIT_USAGE, "it cannot be checked: not a packet, a damaged review block, an\n"
+     "     unreadable source, or sign-offs shown and no reviews directory to check them in"),
+)  # fmt: skip
+VERIFY_EXIT_HELP = "exit status:\n" + "\n".join(
+    f"  {code}  {meaning}" for code, meaning in VERIFY_EXIT_CODES
+)
 
 
 def add_reviews_option(parser: argparse.ArgumentParser) -> None:
@@ -95,11 +106,22 @@ def register(subparsers: Any) -> None:
     reviews.set_defaults(handler=cmd_reviews)
 
     verify = subparsers.add_parser(
-        "verify", help="check a review packet's digests and numbers against the reports"
+        "verify",
+        help="check a review packet against the reports and the reviews directory",
+        description="A packet holds when its verdict and numbers are a fresh review's of the\n"
+        "same release, its evidence is exactly that release's (and its base's) report\n"
+        "files with the same bytes, every sign-off it shows is a record in the reviews\n"
+        "directory, and what it shows is what relidash renders from that data.",
+        epilog=VERIFY_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verify.add_argument("packet", type=Path, metavar="FILE.html")
     add_source_argument(verify)
     verify.add_argument("--policy", type=Path, metavar="FILE.toml", help="the policy file now")
+    add_reviews_option(verify)
+    verify.add_argument(
+        "--verbose", action="store_true", help="also list file paths, digests and raw keys"
+    )
     add_load_options(verify)
     verify.set_defaults(handler=cmd_verify, walk_ahead=True)
 
@@ -192,10 +214,8 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from dashboard.analysis.releases import release_table
     from dashboard.analysis.review import utc_now
     from dashboard.analysis.review_history import review_history
-    from dashboard.analysis.summary import report_overview
     from dashboard.render.packet import render_packet
 
     source = reports_source(args)
@@ -205,7 +225,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     reviews = reviews_dir_of(args)
     con = load(args)
     review = build(args, con)
-    history = release_table(con, report_overview(con), review.suite, review.k)
+    history = packet_history(con, review)
     try:
         entries, _ = review_history(reviews, source, suite=review.suite, release=review.release)
     except SourceError as exc:
@@ -324,57 +344,109 @@ def cmd_reviews(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def packet_history(con: Any, review: Any) -> Any:
+    """The suite's release table a packet's chart draws: at the review's k and error
+    policy, over the releases the review lists (`relidash review` and `verify` alike)."""
+    from dashboard.analysis.releases import release_table
+    from dashboard.analysis.summary import report_overview
+
+    table = release_table(
+        con, report_overview(con), review.suite, review.k, review.count_agent_errors
+    )
+    return table[table["release"].isin(list(review.releases))]
+
+
+def _stored_signoffs(reviews: Path, source: ReportSource, packet: dict[str, Any]) -> Any:
+    """The records of the packet's suite and release with their evidence status now."""
+    from dashboard.analysis.review_history import review_history
+    from dashboard.data.signoffs import ReviewsDirError
+
+    try:
+        entries, _ = review_history(
+            reviews, source, suite=packet["suite"], release=packet["release"]
+        )
+    except (SourceError, ReviewsDirError) as exc:
+        raise UsageError(str(exc)) from exc
+    return [(e.record, e.evidence) for e in entries]
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
+    from dashboard.analysis.policy import PolicyError
+    from dashboard.analysis.releases import UnknownName
     from dashboard.analysis.review import build_review, moved_numbers, review_json
-    from dashboard.render.packet import read_packet_block
+    from dashboard.analysis.verifying import (
+        MalformedPacket,
+        as_written,
+        packet_parts,
+        verify_review,
+    )
+    from dashboard.data.catalog import relidash_version
+    from dashboard.render.packet import parse_packet, render_packet
+    from dashboard.render.packet_diff import visible_differences
+    from dashboard.render.verify_report import conclusion, verify_lines
 
     try:
         text = args.packet.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{args.packet}: cannot be read ({exc})") from exc
-    block = read_packet_block(text)
-    if block is None:
-        raise UsageError(f"{args.packet}: not a relidash review packet (no review block)")
-    packet = block["review"]
+    try:
+        block = parse_packet(text)
+        packet, shown, generated_at = packet_parts(block)
+    except MalformedPacket as exc:
+        raise UsageError(f"{args.packet}: {exc}") from exc
     source = reports_source(args)
+    reviews = reviews_dir_of(args)
+    if shown and not reviews.is_dir():
+        raise UsageError(
+            f"the packet shows {len(shown)} sign-off(s), checked against the reviews directory "
+            f"{reviews}, which does not exist: give the one they were recorded in with --reviews"
+        )
     con = load(args)  # lists the source first: the digests below are of the objects now
     now = _digests_now(source, [packet])
-    changed = [e for e in packet.get("evidence", []) if now.get(e["path"]) != e["sha256"]]
     policy_file = args.policy if args.policy is not None else packet_policy_file(packet, source)
-    from dashboard.analysis.policy import PolicyError
-    from dashboard.analysis.releases import UnknownName
-
+    fresh, why = None, ""
     try:
-        fresh = review_json(
-            build_review(
-                con,
-                packet["suite"],
-                packet["release"],
-                packet["base"],
-                packet["k"],
-                policy_file=policy_file,
-                reports_dir=source,
-                count_agent_errors=bool(packet["count_agent_errors"]),
-            )
+        fresh = build_review(
+            con,
+            packet["suite"],
+            packet["release"],
+            packet.get("base"),
+            packet["k"],
+            policy_file=policy_file,
+            reports_dir=source,
+            count_agent_errors=packet["count_agent_errors"],
         )
-        moved = moved_numbers(packet, fresh)
     except (UnknownName, PolicyError, ValueError) as exc:
-        moved = [f"the review cannot be recomputed: {exc}"]
-    for e in changed:
-        new = now.get(e["path"])
-        print(f"changed: {e['path']}: {e['sha256']} -> {new or 'missing'}")
-    for line in moved:
-        print(f"moved: {line}")
-    if changed or moved:
-        print(
-            f"relidash verify: {args.packet} does NOT hold: {len(changed)} file(s) changed, "
-            f"{len(moved)} number(s) moved",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
-    print(
-        f"relidash verify: {args.packet} holds: {len(packet.get('evidence', []))} file digests "
-        f"and every number match {source.label}",
-        file=sys.stderr,
+        why = str(exc)
+    fresh_json = review_json(fresh) if fresh is not None else None
+    verification = verify_review(
+        packet,
+        fresh_json,
+        cannot_review=why,
+        digests_now=now,
+        signoffs_shown=shown,
+        signoffs_stored=_stored_signoffs(reviews, source, packet),
+        generated_at=generated_at,
+        version_now=relidash_version(),
     )
-    return EXIT_OK
+    differences = []
+    if fresh is not None:
+        written = as_written(fresh, packet, block.get("suite_releases"))
+        rendered = render_packet(
+            written,
+            signoffs=shown,
+            history=packet_history(con, written),
+            generated_at=generated_at,
+        )
+        differences = visible_differences(text, rendered)
+    for line in verify_lines(
+        verification,
+        differences,
+        source=str(args.directory),
+        reviews_dir=str(reviews),
+        verbose=args.verbose,
+        raw_moved=moved_numbers(packet, fresh_json) if fresh_json is not None else (),
+    ):
+        print(line)
+    print(conclusion(verification, differences), file=sys.stderr)
+    return EXIT_OK if verification.holds(bool(differences)) else EXIT_FAILED

@@ -40,6 +40,7 @@ from dashboard.analysis.review import (
     evidence_status,
     review_json,
 )
+from dashboard.analysis.verifying import MalformedPacket
 from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_line, strict_line
@@ -504,7 +505,12 @@ def render_packet(
     drawn as pass@k and pass^k across releases when given.
     """
     records = _for_release(review, signoffs)
-    doc = {"review": review_json(review), "signoffs": records, "generated_at": generated_at}
+    doc = {
+        "review": review_json(review),
+        "signoffs": records,
+        "generated_at": generated_at,
+        "suite_releases": list(review.releases),  # the chart's and provenance's, then
+    }
     title = f"relidash review: {review.suite} {review.release} — {review.verdict}"
     body = "".join(
         (
@@ -561,16 +567,28 @@ class _BlockFinder(HTMLParser):
             self.parts.append(data)
 
 
-def read_packet_block(html_text: str) -> dict[str, Any] | None:
-    """The packet's machine-readable block, or None when there is none, it is not valid
-    JSON, or it is not an object with a "review" key."""
+def parse_packet(html_text: str) -> dict[str, Any]:
+    """The packet's machine-readable block; MalformedPacket when there is none (not a
+    packet) or it is not a JSON object (a damaged or edited packet), saying which."""
     finder = _BlockFinder()
     finder.feed(html_text)
     finder.close()
     if not finder.found:
-        return None
+        raise MalformedPacket(f"not a relidash review packet (no #{PACKET_BLOCK_ID} block)")
     try:
         doc = json.loads("".join(finder.parts))
-    except ValueError:
+    except (ValueError, RecursionError) as exc:
+        raise MalformedPacket(f"its review block is not valid JSON ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise MalformedPacket("its review block is not a JSON object")
+    return doc
+
+
+def read_packet_block(html_text: str) -> dict[str, Any] | None:
+    """The packet's machine-readable block, or None when there is none, it is not valid
+    JSON, or it is not an object with a "review" key."""
+    try:
+        doc = parse_packet(html_text)
+    except MalformedPacket:
         return None
-    return doc if isinstance(doc, dict) and "review" in doc else None
+    return doc if "review" in doc else None
