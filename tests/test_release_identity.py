@@ -223,3 +223,12 @@ def test_a_base_newer_than_the_release_is_flagged(con: Any) -> None:
     assert review.base_newer and "newer than the release" in review.base_note
     review = build_review(con, SUITE, "v1.7.0", "v1.5.0", k=2, reports_dir=HISTORY)
     assert not review.base_newer and review.base_note == ""
+
+
+def test_review_command_says_why_its_base(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    args = ["review", str(HISTORY), "--suite", SUITE, "--out", str(tmp_path / "p.html")]
+    code, _, err = run_cli([*args, "--catalog", str(tmp_path / "c.duckdb")], capsys)
+    assert code == 0
+    assert "Compared with v1.6.0, the latest earlier release with a computable Δ at k=3" in err
