@@ -1115,7 +1115,7 @@ def code_transcript(case: dict[str, Any], passed: bool, variant: int) -> str:
 # --------------------------------------------------------------------------
 
 
-def build_case(suite: str, case: dict[str, Any]) -> EvalCase:
+def build_case(suite: str, case: dict[str, Any], case_ids: str = "slug") -> EvalCase:
     metadata: dict[str, Any] = {"slug": case["slug"]}
     if suite == "code-agent":
         metadata["facts"] = case["facts"]
@@ -1127,10 +1127,15 @@ def build_case(suite: str, case: dict[str, Any]) -> EvalCase:
             metadata["forbidden"] = case["forbidden"]
     tags = [f"risk_tier:{case['risk']}", f"domain:{case['domain']}", case["tag"]]
     kwargs: dict[str, Any] = dict(input=case["input"], metadata=metadata, tags=tags)
-    # 0.18+ has explicit case ids. The support suite names its cases; the code
-    # suite leaves case_id unset, so the package derives "sha256:<digest>".
+    # 0.18+ has explicit case ids. The support suite names its cases ("slug":
+    # support/<slug>; "ticket": SUP-<nnn>, its place in the catalog); the code suite,
+    # and case_ids "none", leave case_id unset, so the package derives "sha256:<digest>".
     if suite == "support-agent" and "case_id" in EvalCase.__dataclass_fields__:
-        kwargs["case_id"] = f"support/{case['slug']}"
+        if case_ids == "slug":
+            kwargs["case_id"] = f"support/{case['slug']}"
+        elif case_ids == "ticket":
+            number = [c["slug"] for c in SUPPORT_CASES].index(case["slug"]) + 101
+            kwargs["case_id"] = f"SUP-{number:03d}"
     return EvalCase(**kwargs)
 
 
@@ -1157,11 +1162,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     Job keys: suite, release, release_index, date (YYYY-MM-DD), runs,
     early_stop, model_id, declare_version (0.19+ only), out, and optional
     cases (slugs), max_cases, arche ({slug: code}), all_pass, errors,
-    force_errors.
+    force_errors, case_ids (0.18+ support suite: slug | ticket | none).
     """
     cases = select_cases(job)
     suite = EvalSuite(job["suite"], model_id=job.get("model_id", ""))
-    suite.add_cases([build_case(job["suite"], c) for c in cases])
+    case_ids = job.get("case_ids", "slug")
+    suite.add_cases([build_case(job["suite"], c, case_ids) for c in cases])
     evaluators: list[Evaluator] = [RequiredFacts(), PolicyGuard()]
     if job["suite"] == "code-agent":
         evaluators.insert(0, RegexMatch(r"=+ \d+ passed in [\d.]+s =+"))

@@ -3,8 +3,8 @@ against the release before (the compare ledger's words), and the release where i
 changed class.
 
 Cases are matched across releases as `relidash compare` matches them
-(analysis/matching.py: case_id where there is one, else input text); a deep link names a
-case by matching.story_link_key.
+(analysis/matching.py: case_id where there is one, else input text, and ids renamed
+between releases joined by input); a deep link names a case by matching.story_link_key.
 
 Must not: import Streamlit or Altair, hold SQL text, or format numbers for display.
 """
@@ -118,6 +118,18 @@ def case_story(
     moved = story[~story["change"].isin(KEPT)]
     story["last_change"] = str(moved["release"].iloc[-1]) if not moved.empty else None
     return story
+
+
+def matched_ids_note(story: pd.DataFrame) -> str | None:
+    """Say so when the story joins several case ids by the case's input (an id scheme that
+    changed between releases, analysis/matching.py), or None when it carries one id."""
+    ids = list(dict.fromkeys(str(i) for i in story["case_id"] if isinstance(i, str) and i))
+    if len(ids) < 2:
+        return None
+    return (
+        f"Matched by input across {len(ids)} case ids ({', '.join(ids)}): the releases name "
+        "this case differently, and its input is the same in each."
+    )
 
 
 def _absent_row(rel: Any, k: int, *, removed_now: bool) -> dict[str, Any]:

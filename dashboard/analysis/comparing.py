@@ -1,7 +1,9 @@
 """Compare two releases of a suite case by case: paired deltas and the case ledger.
 
 Cases are matched across the two releases with `analysis.matching` (case_id where both
-have one, else input text), the rule the dashboard's case history uses. A matched case
+have one, else input text, and input text where the two share no case id), the rule the
+dashboard's case history uses; the comparison says which rule matched them, and says
+loudly when nothing matched. A matched case
 evaluated in both releases is a *pair*: Δpass@1, Δpass@k and Δpass^k are means of
 per-case differences over the pairs, with a paired cluster-bootstrap CI
 (`stats.paired`, seed 0), which cancels each case's difficulty out of the difference.
@@ -35,7 +37,7 @@ from dashboard.analysis.deltas import (
     counts_delta,
 )
 from dashboard.analysis.estimates import is_missing
-from dashboard.analysis.matching import keyed_rows
+from dashboard.analysis.matching import BY_CASE_ID, BY_INPUT_ACROSS_IDS, keyed_rows, match_rule
 from dashboard.analysis.releases import find_release, find_suite_releases
 from dashboard.analysis.slices import check_slices
 from dashboard.analysis.summary import report_overview
@@ -115,6 +117,7 @@ class LedgerEntry:
     bucket: str  # one of LEDGER_BUCKETS, or "added" / "removed"
     base: CaseSide | None
     head: CaseSide | None
+    base_id: str | None = None  # the base's case id, where it differs in scheme from head's
 
 
 @dataclass(frozen=True)
@@ -132,16 +135,51 @@ class Comparison:
     ledger: tuple[LedgerEntry, ...]  # every matched case, in head's case order
     added: tuple[LedgerEntry, ...]
     removed: tuple[LedgerEntry, ...]
+    matched_by: str = BY_CASE_ID  # analysis.matching's rule for the two releases
 
     @property
     def n_pairs(self) -> int:
         return sum(e.bucket != NOT_EVALUATED for e in self.ledger)
+
+    @property
+    def no_match(self) -> bool:
+        """Both releases have cases and none of them matched: no Δ can mean anything."""
+        return not self.ledger and bool(self.added) and bool(self.removed)
+
+    @property
+    def matching_note(self) -> str | None:
+        """What a reader must know about how cases were matched, or None when by case id."""
+        if self.no_match:
+            return (
+                f"0 cases matched: {self.base_release} and {self.head_release} share no case id "
+                f"and no input ({len(self.removed)} cases in base only, {len(self.added)} in "
+                "head only), so every Δ is UNKNOWN. Check that the two files are the same suite."
+            )
+        if self.matched_by == BY_INPUT_ACROSS_IDS:
+            return (
+                f"Cases matched by input: {self.base_release} and {self.head_release} share no "
+                f"case id (the ids changed scheme, e.g. {_id_example(self.ledger)}); "
+                f"{len(self.ledger)} cases with the same input are paired."
+            )
+        return None
 
     def buckets(self) -> dict[str, list[LedgerEntry]]:
         out: dict[str, list[LedgerEntry]] = {b: [] for b in LEDGER_BUCKETS}
         for entry in self.ledger:
             out[entry.bucket].append(entry)
         return out
+
+
+def _id_example(ledger: Sequence[LedgerEntry]) -> str:
+    """'sha256:1f2e… → SUP-101' for the first matched case carrying ids on both sides."""
+    for entry in ledger:
+        if entry.base_id and entry.case_id and entry.base_id != entry.case_id:
+            return f"{_short_id(entry.base_id)} → {_short_id(entry.case_id)}"
+    return "one release's ids are not the other's"
+
+
+def _short_id(case_id: str) -> str:
+    return case_id[:14] + "…" if case_id.startswith("sha256:") else case_id
 
 
 def bucket_of_change(before: str, after: str) -> str:
@@ -198,7 +236,18 @@ def match_case_rows(
             continue
         before, after = _side(b), _side(h)
         bucket = bucket_of_change(before.cell(), after.cell())
-        matched.append(LedgerEntry(key, ident, _text(h["input"]), bucket, before, after))
+        base_id = _case_id(b["case_id"])
+        matched.append(
+            LedgerEntry(
+                key,
+                ident,
+                _text(h["input"]),
+                bucket,
+                before,
+                after,
+                base_id if base_id != ident else None,
+            )
+        )
     removed = [
         LedgerEntry(key, _case_id(b["case_id"]), _text(b["input"]), "removed", _side(b), None)
         for key, b in base_rows.items()
@@ -284,6 +333,7 @@ def compare_releases(
     base_cases = cases[cases["report_id"] == base_row["report_id"]]
     head_cases = cases[cases["report_id"] == head_row["report_id"]]
     k, k_source, deltas, matched, added, removed = compare_cases(base_cases, head_cases, k, tag)
+    rule = match_rule(base_cases.to_dict("records"), head_cases.to_dict("records"))
     return Comparison(
         suite=suite,
         base_release=str(base_row["release"]),
@@ -298,6 +348,7 @@ def compare_releases(
         ledger=tuple(matched),
         added=tuple(added),
         removed=tuple(removed),
+        matched_by=rule,
     )
 
 
@@ -333,6 +384,8 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "slice": comparison.slice,
         "count_agent_errors": comparison.count_agent_errors,
         "matched": len(comparison.ledger),
+        "matched_by": comparison.matched_by,
+        "matching_note": comparison.matching_note,
         "pairs": comparison.n_pairs,
         "interval": INTERVAL_NOTE,
         "deltas": {d.key: d.as_json() for d in comparison.deltas},

@@ -1,9 +1,12 @@
 """Case identity across releases: which case of one release is which case of another.
 
 Cases are matched by case_id where they have one (0.18+), else by input text, the rule
-the case history, the compare ledger and the Releases page's Δ column all use. Plain
-rows and lists, no DataFrame work per pair: the Releases page matches every pair of
-consecutive releases.
+the case history, the compare ledger and the Releases page's Δ column all use. Case ids
+change scheme across multivon-eval versions (0.18 derives `sha256:<digest>` when the
+case names none; a later suite may name its cases `SUP-101`) while the inputs stay the
+same: two releases that share no case id but share inputs are matched by input, and the
+rule that matched them is returned so every page can say so. Plain rows and lists, no
+DataFrame work per pair: the Releases page matches every pair of consecutive releases.
 
 Must not: import Streamlit or Altair, hold SQL text, or estimate anything.
 """
@@ -12,28 +15,64 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
 from dashboard.analysis.estimates import is_missing
 
+# how two releases' cases were matched (match_rule)
+BY_CASE_ID: Final = "case id"
+BY_INPUT: Final = "input"  # a release without case ids (before multivon-eval 0.18)
+BY_INPUT_ACROSS_IDS: Final = "input (the two releases share no case id)"
+
 
 def case_keys(cases: pd.DataFrame) -> pd.Series:
     """A key per case row that is shared by the same case in every release of a suite.
 
     Cases are matched by case_id where they have one (0.18+), so a later edit of the input
-    under the same id still matches and two ids never merge. A case without an id
-    (pre-0.18) matches by input text, and joins the id case with that input when exactly
-    one id was ever seen with it.
+    under the same id still matches and two ids never merge, unless they are one case
+    renamed: ids that share an input and never appear in one report together (a
+    `sha256:` id in an old release, `SUP-101` in a newer one) take the id of the newest
+    row. A case without an id (pre-0.18) matches by input text, and joins the id case with
+    that input when exactly one id was ever seen with it.
     """
-    keys = case_key_list(list(cases["case_id"]), list(cases["input"]))
+    reports = list(cases["report_id"]) if "report_id" in cases else None
+    keys = case_key_list(list(cases["case_id"]), list(cases["input"]), reports)
     return pd.Series(keys, index=cases.index, dtype=object)
 
 
-def case_key_list(case_ids: Sequence[Any], inputs: Sequence[Any]) -> list[str]:
-    """case_keys over plain lists (the same rule, without a DataFrame)."""
+def _id_aliases(
+    case_ids: Sequence[Any], inputs: Sequence[Any], reports: Sequence[Any]
+) -> dict[str, str]:
+    """id -> the id it is renamed to: the ids sharing one input that no report holds two
+    of, each mapped to the one of the last row (rows come in release order)."""
+    by_input: dict[str, dict[str, set[Any]]] = {}
+    for case_id, text, report in zip(case_ids, inputs, reports, strict=True):
+        if isinstance(case_id, str) and case_id and isinstance(text, str):
+            by_input.setdefault(text, {}).setdefault(case_id, set()).add(report)
+    aliases: dict[str, str] = {}
+    for ids in by_input.values():
+        if len(ids) < 2:
+            continue
+        holders = [r for held in ids.values() for r in held]
+        if len(holders) != len(set(holders)):
+            continue  # one report holds two of them: two cases with one input
+        newest = list(ids)[-1]
+        if any(aliases.get(case_id, newest) != newest for case_id in ids):
+            continue  # an id renamed two ways: keep the ids apart rather than guess
+        aliases.update(dict.fromkeys(ids, newest))
+    return aliases
+
+
+def case_key_list(
+    case_ids: Sequence[Any], inputs: Sequence[Any], reports: Sequence[Any] | None = None
+) -> list[str]:
+    """case_keys over plain lists (the same rule, without a DataFrame); without `reports`
+    (each row's report) ids are never joined to one another."""
+    aliases = _id_aliases(case_ids, inputs, reports) if reports is not None else {}
+    case_ids = [aliases.get(c, c) if isinstance(c, str) else c for c in case_ids]
     ids_by_input: dict[str, set[str]] = {}
     for case_id, text in zip(case_ids, inputs, strict=True):
         if isinstance(case_id, str) and case_id:
@@ -47,6 +86,20 @@ def case_key_list(case_ids: Sequence[Any], inputs: Sequence[Any]) -> list[str]:
         known = ids_by_input.get(text, set())
         keys.append("id:" + next(iter(known)) if len(known) == 1 else "input:" + text)
     return keys
+
+
+def match_rule(base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]]) -> str:
+    """How two releases' cases are matched: by case id, or by input where either release
+    has no case ids, or where both have ids but share none while sharing inputs."""
+    base_ids = {r["case_id"] for r in base if isinstance(r["case_id"], str) and r["case_id"]}
+    head_ids = {r["case_id"] for r in head if isinstance(r["case_id"], str) and r["case_id"]}
+    if not base_ids or not head_ids:
+        return BY_INPUT
+    if base_ids & head_ids:
+        return BY_CASE_ID
+    base_inputs = {r["input"] for r in base if isinstance(r["input"], str)}
+    shared = any(isinstance(r["input"], str) and r["input"] in base_inputs for r in head)
+    return BY_INPUT_ACROSS_IDS if shared else BY_CASE_ID
 
 
 def story_link_key(match_key: str) -> str:
@@ -78,13 +131,15 @@ def has_tag(row: dict[str, Any], tag: str) -> bool:
 def keyed_rows(
     base: Sequence[dict[str, Any]], head: Sequence[dict[str, Any]], tag: str | None
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Each release's rows by case key (unique within the release), in file order."""
+    """Each release's rows by case key (unique within the release), in file order, matched
+    by match_rule."""
     rows = [("base", r) for r in base]
     rows += [("head", r) for r in head]
-    keys = with_occurrence(
-        case_key_list([r["case_id"] for _, r in rows], [r["input"] for _, r in rows]),
-        [side for side, _ in rows],
-    )
+    if match_rule(base, head) == BY_INPUT_ACROSS_IDS:
+        plain = ["input:" + (r["input"] if isinstance(r["input"], str) else "") for _, r in rows]
+    else:
+        plain = case_key_list([r["case_id"] for _, r in rows], [r["input"] for _, r in rows])
+    keys = with_occurrence(plain, [side for side, _ in rows])
     if tag:
         keep = {key for (_, r), key in zip(rows, keys, strict=True) if has_tag(r, tag)}
         pairs = [(sr, key) for sr, key in zip(rows, keys, strict=True) if key in keep]

@@ -45,6 +45,44 @@ def suite_releases(overview: pd.DataFrame, suite: str) -> pd.DataFrame:
     return latest.sort_values("release_rank").reset_index(drop=True)
 
 
+# release_source values that name a release by the model field (data/releases.py)
+MODEL_SOURCES: Final = ("model", "model@version")
+
+
+def naming_notes(overview: pd.DataFrame) -> list[str]:
+    """What the Data page says about release identity, per suite: when the suite's files
+    name releases two ways (a declared target version and the model), and when one release
+    has several files (and which one every page uses: the last in report_overview's order,
+    as latest_per_release takes it)."""
+    notes = []
+    for suite in suite_names(overview):
+        rows = overview[overview["suite"] == suite]
+        sources = list(rows["release_source"])
+        declared = sources.count("target_version")
+        by_model = sum(source in MODEL_SOURCES for source in sources)
+        joined = sources.count("model@version")
+        if declared and by_model:
+            how = (
+                f"each model label NAME@VERSION is read as the release VERSION ({joined} of "
+                f"them), so a version is one release however its file names it; "
+                "`join_model_versions = false` under [releases] in relidash.toml keeps them apart"
+                if joined
+                else "the two are kept apart (relidash.toml [releases])"
+            )
+            notes.append(
+                f"{suite} names its releases two ways: {declared} file(s) declare a target "
+                f"version (multivon-eval 0.19+), {by_model} name the model: {how}."
+            )
+        for release, files in rows.groupby("release", sort=False)["file"]:
+            if len(files) > 1:
+                used = str(files.iloc[-1])
+                notes.append(
+                    f"{suite} {release} has {len(files)} files ({', '.join(map(str, files))}); "
+                    f"every page uses {used}, the last by recorded time, then file time."
+                )
+    return notes
+
+
 def find_suite_releases(overview: pd.DataFrame, suite: str) -> pd.DataFrame:
     """The releases of a suite (suite_releases); UnknownName when it has none."""
     releases = suite_releases(overview, suite)

@@ -41,6 +41,7 @@ from dashboard.analysis.releases import (
     find_suite_releases,
     release_table,
 )
+from dashboard.analysis.review_base import default_base, newer_base_note
 from dashboard.analysis.slices import suite_tags
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
@@ -104,6 +105,8 @@ class Review:
     evidence: tuple[EvidenceFile, ...]
     relidash_version: str
     releases: tuple[str, ...]  # every release of the suite, in order
+    base_note: str = ""  # why this base (review_base), or that it is newer than the release
+    base_newer: bool = False  # the base comes after the release in release order
 
     @property
     def verdict(self) -> str:
@@ -129,8 +132,9 @@ def build_review(
     reports_dir: Path | ReportSource | None = None,
     count_agent_errors: bool = False,
 ) -> Review:
-    """The review of `release` (default the latest) against `base` (default the release
-    before it; none for a suite's first release), at k (default the release's run count).
+    """The review of `release` (default the latest) against `base` (default the latest
+    earlier release with a computable Δ at k, review_base.default_base; none for a suite's
+    first release), at k (default the release's run count).
 
     UnknownName for a suite or release the catalog lacks; PolicyError for an unusable
     policy; ValueError for k outside 1..k_max.
@@ -138,19 +142,20 @@ def build_review(
     overview = report_overview(con)
     releases = find_suite_releases(overview, suite)
     head_row = find_release(releases, release)
-    rank = int(head_row["release_rank"])
-    if base is None:
-        earlier = releases[releases["release_rank"] < rank]
-        base_row = earlier.iloc[-1] if not earlier.empty else None
-    else:
-        base_row = find_release(releases, base)
-        if str(base_row["release"]) == str(head_row["release"]):
-            raise UnknownName(f"the base and the release are both {base!r}; pick another base")
     runs = head_row["runs_max"]
     k_max = max(8, int(runs) if not pd.isna(runs) else 1)
     k = k if k is not None else (int(runs) if not pd.isna(runs) else 1)
     if not 1 <= k <= k_max:
         raise ValueError(f"k must be in 1..{k_max} for release {head_row['release']}, got {k}")
+    if base is None:
+        choice = default_base(con, releases, str(head_row["release"]), k, count_agent_errors)
+        base_row = None if choice.release is None else find_release(releases, choice.release)
+        base_note = choice.note
+    else:
+        base_row = find_release(releases, base)
+        if str(base_row["release"]) == str(head_row["release"]):
+            raise UnknownName(f"the base and the release are both {base!r}; pick another base")
+        base_note = newer_base_note(releases, str(head_row["release"]), str(base_row["release"]))
 
     policy = resolve_policy(suite, policy_file, reports_dir)
     name = str(head_row["release"])
@@ -190,6 +195,9 @@ def build_review(
         evidence=_evidence(con, rows, reports_dir),
         relidash_version=relidash_version(),
         releases=tuple(str(r) for r in releases["release"]),
+        base_note=base_note,
+        base_newer=base_row is not None
+        and int(base_row["release_rank"]) > int(head_row["release_rank"]),
     )
 
 

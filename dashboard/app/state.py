@@ -388,6 +388,15 @@ def build_review(
     )
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def review_base(version: int, suite: str, release: str, k: int, count_agent_errors: bool) -> Any:
+    """The Review page's default base (analysis.review_base.BaseChoice)."""
+    from dashboard.analysis.review_base import default_base
+
+    releases = suite_releases(version, suite)
+    return default_base(catalog().cursor(), releases, release, k, count_agent_errors)
+
+
 def review_history(
     suite: str | None = None, release: str | None = None, decision: str | None = None
 ) -> tuple[list[Any], list[Any]]:

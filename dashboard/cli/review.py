@@ -238,6 +238,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     )
     write_file(args.out, html.encode("utf-8"))
     print(f"relidash: wrote the review packet {args.out} ({review.verdict})", file=sys.stderr)
+    matching = review.comparison.matching_note if review.comparison is not None else None
+    for note in (review.base_note, matching):
+        if note:
+            print(f"relidash: {note}", file=sys.stderr)
     if args.pdf is not None:
         print_pdf(args.out, args.pdf)
         print(f"relidash: wrote {args.pdf}", file=sys.stderr)

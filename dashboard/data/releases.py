@@ -2,14 +2,21 @@
 
 Release identity: the declared target version (multivon-eval 0.19+ `declare_target`;
 an Inspect log's `eval.metadata.release`) when present, else the `model` field, else the
-file stem. Order within a suite: by the reports' own time (earliest trial `recorded_at`;
-an Inspect log's `eval.created`) when every report of the suite has one, else a
-version-aware natural sort of the label (v1.10.0 after v1.9.0). An optional
+file stem. Files written before 0.19 name a release by the model (`support-bot@v1.5.0`)
+where 0.19+ declares `v1.5.0`: in a suite where some report declares a target version, a
+model label `NAME@VERSION` is the release `VERSION` (release_source `model@version`), so
+one release is one row however its files name it.
+
+Order within a suite: by the reports' own time (earliest trial `recorded_at`; an Inspect
+log's `eval.created`) when every report of the suite has one, else a version-aware
+natural sort of the label's version (the part after `@`; v1.10.0 after v1.9.0), never
+the raw label, which would put every `support-bot@…` before every `v…`. An optional
 `relidash.toml` in the reports directory pins the key and the order:
 
     [releases]
     key = "model"                               # auto | target_version | model | file_stem | directory | metadata:NAME
     order = ["v1.8.0", "v1.9.0", "v1.10.0"]     # listed releases first, in this order
+    join_model_versions = false                 # keep `NAME@VERSION` apart from `VERSION`
 
 `metadata:NAME` is the value of NAME in an Inspect log's `eval.metadata` (a report
 without it falls back to its file stem).
@@ -35,6 +42,10 @@ import duckdb
 CONFIG_NAME = "relidash.toml"
 RELEASE_KEYS = ("auto", "target_version", "model", "file_stem", "directory")
 METADATA_KEY = "metadata:"
+# release_source of a model label `NAME@VERSION` read as the release `VERSION`
+MODEL_VERSION_SOURCE = "model@version"
+# changed with the labelling rules: a catalog labelled under other rules is labelled again
+RELEASE_RULES = "rules-2:"
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,7 @@ class ReleaseConfig:
     key: str = "auto"
     order: tuple[str, ...] = field(default_factory=tuple)
     problem: str | None = None
+    join_model_versions: bool = True
 
 
 def read_release_config(path: Path | None) -> ReleaseConfig:
@@ -56,23 +68,30 @@ def read_release_config(path: Path | None) -> ReleaseConfig:
     table = data.get("releases", {})
     key = table.get("key", "auto") if isinstance(table, dict) else "auto"
     order = table.get("order", []) if isinstance(table, dict) else []
+    join = table.get("join_model_versions", True) if isinstance(table, dict) else True
     metadata_key = isinstance(key, str) and key.startswith(METADATA_KEY) and key[9:].strip()
-    if (key not in RELEASE_KEYS and not metadata_key) or not isinstance(order, list):
+    if (
+        (key not in RELEASE_KEYS and not metadata_key)
+        or not isinstance(order, list)
+        or not isinstance(join, bool)
+    ):
         return ReleaseConfig(
-            problem=f"[releases] key must be one of {', '.join(RELEASE_KEYS)} or metadata:NAME "
-            "and order a list of release names; using the default release rules"
+            problem=f"[releases] key must be one of {', '.join(RELEASE_KEYS)} or metadata:NAME, "
+            "order a list of release names and join_model_versions true or false; "
+            "using the default release rules"
         )
-    return ReleaseConfig(key=key, order=tuple(str(o) for o in order))
+    return ReleaseConfig(key=key, order=tuple(str(o) for o in order), join_model_versions=join)
 
 
 def release_config_digest(path: Path | None) -> str:
-    """A fingerprint of relidash.toml ('' when absent): releases are re-ranked when it changes."""
+    """A fingerprint of the release rules and relidash.toml: releases are labelled and
+    ranked again when it changes, so a catalog written under older rules is relabelled."""
     if path is None:
-        return ""
+        return RELEASE_RULES
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return RELEASE_RULES + hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
-        return ""
+        return RELEASE_RULES
 
 
 def natural_key(label: str) -> tuple[tuple[int, int, str], ...]:
@@ -82,6 +101,36 @@ def natural_key(label: str) -> tuple[tuple[int, int, str], ...]:
         for part in re.split(r"(\d+)", label)
         if part
     )
+
+
+def version_part(label: str) -> str:
+    """The version of a model label `NAME@VERSION` (the label itself without an `@`)."""
+    name, at, version = label.rpartition("@")
+    return version.strip() if at and name.strip() and version.strip() else label
+
+
+def release_order_key(label: str) -> tuple[tuple[tuple[int, int, str], ...], ...]:
+    """Version-aware sort key of a release label: its version first, then the label, so
+    `support-bot@v1.7.0` sorts before `v1.10.0` whichever way each is named."""
+    return (natural_key(version_part(label)), natural_key(label))
+
+
+def join_model_versions(labelled: Sequence[dict[str, Any]]) -> None:
+    """Within one suite's rows (release and release_source set), read a model label
+    `NAME@VERSION` as the release `VERSION` when some report of the suite declares a target
+    version: the two naming schemes of multivon-eval name one release. Two different
+    names with one VERSION are two agents, not one release: their labels are kept."""
+    if not any(r["release_source"] == "target_version" for r in labelled):
+        return
+    names: dict[str, set[str]] = {}
+    for row in labelled:
+        if row["release_source"] == "model" and version_part(row["release"]) != row["release"]:
+            name = row["release"].rpartition("@")[0].strip()
+            names.setdefault(version_part(row["release"]), set()).add(name)
+    for row in labelled:
+        version = version_part(row["release"])
+        if row["release_source"] == "model" and len(names.get(version, ())) == 1:
+            row["release"], row["release_source"] = version, MODEL_VERSION_SOURCE
 
 
 def release_label(row: dict[str, Any], key: str) -> tuple[str, str]:
@@ -137,9 +186,9 @@ def order_releases(
         for release, when in reports:
             assert when is not None
             first_seen[release] = min(first_seen.get(release, when), when)
-        default = sorted(releases, key=lambda r: (first_seen[r], natural_key(r)))
+        default = sorted(releases, key=lambda r: (first_seen[r], release_order_key(r)))
     else:
-        default = sorted(releases, key=natural_key)
+        default = sorted(releases, key=release_order_key)
     listed = [r for r in pinned if r in releases]
     return listed + [r for r in default if r not in listed]
 
@@ -171,10 +220,15 @@ def assign_releases(
     if not rows:
         return []
     before = {r["report_id"]: (r["release"], r["release_source"], r["release_rank"]) for r in rows}
-    by_suite: dict[str, list[tuple[str, datetime | None]]] = {}
+    suite_rows: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         row["release"], row["release_source"] = release_label(row, config.key)
-        by_suite.setdefault(row["suite"], []).append((row["release"], row["recorded_at"]))
+        suite_rows.setdefault(row["suite"], []).append(row)
+    by_suite: dict[str, list[tuple[str, datetime | None]]] = {}
+    for suite, labelled in suite_rows.items():
+        if config.join_model_versions and config.key == "auto":
+            join_model_versions(labelled)
+        by_suite[suite] = [(r["release"], r["recorded_at"]) for r in labelled]
     ranks = {
         (suite, release): rank
         for suite, reports in by_suite.items()

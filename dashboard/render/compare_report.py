@@ -20,6 +20,14 @@ def _entry_line(entry: LedgerEntry) -> str:
     return f"    {before:>13} → {after:<13} {text}"
 
 
+def _matching_lines(c: Comparison) -> list[str]:
+    """The matching note under the counts: a warning in capitals when nothing matched."""
+    note = c.matching_note
+    if note is None:
+        return []
+    return [f"  WARNING: {note}" if c.no_match else f"  {note}"]
+
+
 def render_text(comparison: Comparison, list_still_passing: bool = False) -> str:
     """The comparison for a terminal: deltas with CIs, then the ledger case by case."""
     c = comparison
@@ -31,6 +39,7 @@ def render_text(comparison: Comparison, list_still_passing: bool = False) -> str
         f"  head {c.head_file}",
         f"  {len(c.ledger)} cases matched, {c.n_pairs} evaluated in both; "
         f"{len(c.added)} added, {len(c.removed)} removed; k = {c.k} ({c.k_source})",
+        *_matching_lines(c),
         "",
         f"  {'':<8} {'base':>7} {'head':>7} {'Δ pts':>7}   95% CI (pts)",
     ]

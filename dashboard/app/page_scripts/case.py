@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dashboard.analysis.case_story import matched_ids_note
 from dashboard.app import state as app_state
 from dashboard.app.trials import show_trials
 from dashboard.app.widgets import chart, download, linked_select, report_page
@@ -38,6 +39,9 @@ present = story[story["status"].notna()]
 latest = present.iloc[-1]
 st.subheader(md(short_case_id(case)))
 st.caption(md(" ".join(str(latest["input"] or "").split())[:300]))
+id_note = matched_ids_note(story)
+if id_note:
+    st.info(md(id_note))
 last = story["last_change"].iloc[0]
 st.markdown(
     f"In **{len(present)}** of {len(story)} releases · latest {md(latest['release'])}: "

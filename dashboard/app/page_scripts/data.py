@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dashboard.analysis.releases import naming_notes
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download
 from dashboard.render.formatting import md
@@ -32,6 +33,8 @@ files = overview[
         "cases_with_trials",
     ]
 ]
+for note in naming_notes(overview):
+    st.info(md(note))
 st.dataframe(files, hide_index=True, width="stretch")
 download(files, "report-files")
 st.subheader(f"Problems ({len(problems)})")

@@ -17,25 +17,20 @@ releases = app_state.suite_releases(version, suite)
 names = [str(r) for r in releases["release"]]
 with c2:
     release = linked_select("release", "Release", names, names[-1], page="review")
-position = names.index(release)
-bases = ["(none)", *[n for n in names if n != release]]
-with c3:
-    base = linked_select(
-        "base",
-        "Compared with",
-        bases,
-        names[position - 1] if position > 0 else "(none)",
-        page="review",
-    )
 row = releases[releases["release"] == release].iloc[0]
 k_max = max(8, int(row["runs_max"]) if row["runs_max"] == row["runs_max"] else 1)
 default_k = int(row["runs_max"]) if row["runs_max"] == row["runs_max"] else 1
 with c4:
     k = linked_select("k", "k", list(range(1, k_max + 1)), default_k, page="review")
+bases = ["(none)", *[n for n in names if n != release]]
+# the latest earlier release with a computable Δ at k, not merely the one before
+default_base = app_state.review_base(version, suite, release, k, count_errors).release
+with c3:
+    base = linked_select("base", "Compared with", bases, default_base or "(none)", page="review")
 
 try:
     review = app_state.build_review(
-        version, suite, release, None if base == "(none)" else base, k, count_errors
+        version, suite, release, None if base in ("(none)", default_base) else base, k, count_errors
     )
 except (LookupError, ValueError) as exc:  # an unusable policy file or an impossible choice
     st.error(f"The review cannot be built: {md(exc)}")
@@ -60,6 +55,10 @@ for column, cell in zip(numbers, review_tables.headline(review), strict=True):
 st.caption(md(review_tables.counts_line(review)))
 
 st.subheader("What changed")
+if review.base_note:
+    (st.warning if review.base_newer else st.info)(md(review.base_note))
+if review.comparison is not None and review.comparison.matching_note:
+    (st.error if review.comparison.no_match else st.info)(md(review.comparison.matching_note))
 if review.comparison is None:
     st.info("This is the suite's first release: there is nothing to compare with.")
 else:
@@ -151,7 +150,7 @@ st.download_button(
     "Download the review packet (HTML)",
     # built when clicked, with the sign-offs recorded by then
     data=lambda: app_state.review_packet(
-        version, suite, release, None if base == "(none)" else base, k, count_errors
+        version, suite, release, None if base in ("(none)", default_base) else base, k, count_errors
     ),
     file_name=f"review-{suite}-{release}.html",
     mime="text/html",
