@@ -31,7 +31,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
     policy_label,
 )
-from dashboard.analysis.gating import FAILED, PASSED, UNKNOWN, GateReport, run_gate
+from dashboard.analysis.gating import FAILED, PASSED, UNDECIDED, UNKNOWN, GateReport, run_gate
 from dashboard.analysis.lottery import lottery_table
 from dashboard.analysis.policy import Policy, resolve_policy
 from dashboard.analysis.releases import (
@@ -107,11 +107,15 @@ class Review:
 
     @property
     def verdict(self) -> str:
-        """FAILED if any rule failed, else UNKNOWN if any is, else PASSED."""
+        """FAILED if any rule failed, else UNKNOWN if any is, else UNDECIDED if any is,
+        else PASSED."""
         verdicts = {r.verdict.verdict for r in self.gate.results}
         if FAILED in verdicts or self.gate.strict_failed:
             return FAILED
-        return UNKNOWN if UNKNOWN in verdicts else PASSED
+        for verdict in (UNKNOWN, UNDECIDED):
+            if verdict in verdicts:
+                return verdict
+        return PASSED
 
     @property
     def policy_text(self) -> str:

@@ -64,6 +64,7 @@ h3 { font-size: 1.05em; margin: 18px 0 6px; }
 .verdict h1 { font-size: 3.2em; margin: 0; letter-spacing: 0.04em; }
 .verdict p { margin: 4px 0 0; font-size: 1.1em; }
 .PASSED { background: #1a7f37; } .FAILED { background: #cf222e; } .UNKNOWN { background: #9a6700; }
+.UNDECIDED { background: #6e40c9; }
 .badge { display: inline-block; min-width: 6em; text-align: center; color: #fff;
   border-radius: 4px; padding: 0 6px; margin-right: 8px; font-weight: 600; font-size: 0.85em; }
 ul.rules { list-style: none; padding: 0; } ul.rules > li { margin: 6px 0; }
@@ -427,7 +428,9 @@ def _method_section(r: Review) -> str:
         f"95% confidence intervals: {INTERVAL_NOTE['cluster-bootstrap']}, percentile interval; "
         f"a {INTERVAL_NOTE['wilson']}.",
         "A metric is UNKNOWN when k exceeds the trials recorded for a case: it is never "
-        "extrapolated, and a rule that is UNKNOWN fails.",
+        "extrapolated, and a rule that is UNKNOWN fails. A rule is UNDECIDED when the 95% "
+        "interval straddles its threshold: the evidence neither meets nor rules out the "
+        "claim, more trials would decide it, and until then it is not a pass.",
         f"Error policy: {r.policy_text}",
         "The paired Δ against the base is the mean over matched cases of (release − base), "
         f"with a {PAIRED_INTERVAL}, which cancels each case's difficulty out of the difference. "
