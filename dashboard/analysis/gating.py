@@ -37,6 +37,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
 )
 from dashboard.analysis.matching import case_keys, story_link_key
+from dashboard.analysis.planning import DecidePlan, decide_plan
 from dashboard.analysis.policy import (
     USES_CASE_RATE,
     USES_CI_LOW,
@@ -253,8 +254,8 @@ class RuleResult:
     holding: tuple[HoldingCase, ...] = ()
     # a per-case rule: every evaluated case of the slice, in file order (JUnit's test cases)
     cases: tuple[CaseCheck, ...] = ()
-    # an UNDECIDED verdict: about how many more trials would decide it (analysis/planning.py)
-    plan: str = ""
+    # an UNDECIDED threshold rule: about how many more trials would decide it
+    plan: DecidePlan | None = None
 
     @property
     def passed(self) -> bool:
@@ -408,7 +409,11 @@ def evaluate_rule(
         return RuleResult(rule, verdict)
     held = verdict.verdict in (FAILED, UNDECIDED)
     holding = holding_cases(members, rule.metric, rule.k) if held else ()
-    return RuleResult(rule, verdict, holding)
+    plan = None
+    if verdict.verdict == UNDECIDED:
+        on_ci_low = rule.uses == USES_CI_LOW
+        plan = decide_plan(n, c, rule.k, rule.metric, rule.threshold, on_ci_low)
+    return RuleResult(rule, verdict, holding, plan=plan)
 
 
 def evaluate_rules(

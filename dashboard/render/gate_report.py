@@ -28,6 +28,7 @@ from dashboard.analysis.gating import (
     RuleResult,
     verdict_of_row,
 )
+from dashboard.analysis.planning import DecidePlan
 from dashboard.analysis.policy import (
     PER_CASE,
     USES_CASE_RATE,
@@ -113,6 +114,25 @@ def _digits_to_show(observed: float, threshold: float) -> int:
     return 10
 
 
+def plan_line(plan: DecidePlan) -> str:
+    """What more trials would do for an UNDECIDED rule, in one sentence."""
+    who = (
+        f"each of the {plan.cases} lottery case{'s' if plan.cases != 1 else ''}"
+        if plan.lottery
+        else f"each of the {plan.cases} cases"
+    )
+    if plan.extra is None:
+        return (
+            f"more trials alone would not decide it: with up to {plan.tried} more on {who}, "
+            f"{plan.decided:.0%} of simulated runs decide; the interval's width comes from "
+            "the number of cases (relidash plan sizes a design with more cases)"
+        )
+    return (
+        f"about {plan.extra} more trials on {who} ({plan.extra * plan.cases} in all) "
+        f"would decide it in {plan.decided:.0%} of simulated runs"
+    )
+
+
 def rule_line(result: RuleResult) -> str:
     """verdict_line, prefixed by the rule's name and slice when it has them."""
     prefix = " ".join(
@@ -122,6 +142,12 @@ def rule_line(result: RuleResult) -> str:
     )
     line = verdict_line(result.verdict)
     return f"{prefix} {line}" if prefix else line
+
+
+def rule_detail(result: RuleResult) -> str:
+    """rule_line, and for an UNDECIDED rule what more trials would do."""
+    line = rule_line(result)
+    return f"{line}. {plan_line(result.plan).capitalize()}." if result.plan else line
 
 
 def strict_line(report: GateReport) -> str:
@@ -160,8 +186,8 @@ def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
     ]
     for result in report.results:
         out.append(rule_line(result))
-        if result.plan:
-            out.append(f"  {result.plan}")
+        if result.plan is not None:
+            out.append(f"  {plan_line(result.plan)}")
         if result.verdict.verdict not in (FAILED, UNDECIDED) or result.rule.uses == USES_MAX_DROP:
             continue
         out.append(f"  {_holding_heading(result)}")
@@ -232,8 +258,8 @@ def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         out += ["", "### Failures", ""]
     for r in details:
         out += [f"{_ICON[r.verdict.verdict]} **{_md(rule_line(r), 1000)}**", ""]
-        if r.plan:
-            out += [_md(r.plan, 1000), ""]
+        if r.plan is not None:
+            out += [_md(plan_line(r.plan), 1000), ""]
         if r.verdict.verdict not in (FAILED, UNDECIDED) or r.rule.uses == USES_MAX_DROP:
             continue
         if not r.holding:
@@ -324,8 +350,8 @@ def render_junit(report: GateReport) -> str:
                 case, "failure", {"message": rule_line(r), "type": r.verdict.verdict}
             )
             body = [rule_line(r)]
-            if r.plan:
-                body.append(r.plan)
+            if r.plan is not None:
+                body.append(plan_line(r.plan))
             if r.verdict.verdict in (FAILED, UNDECIDED) and r.rule.uses != USES_MAX_DROP:
                 body.append(_holding_heading(r))
                 body += [

@@ -42,7 +42,7 @@ from dashboard.analysis.review import (
 )
 from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
-from dashboard.render.gate_report import rule_line, strict_line
+from dashboard.render.gate_report import rule_detail, strict_line
 
 PACKET_BLOCK_ID: Final = "relidash-review"
 CSP: Final = (
@@ -234,7 +234,7 @@ def _verdict_header(r: Review) -> str:
 def _rules_section(r: Review) -> str:
     items = []
     for result in r.gate.results:
-        item = f"<li>{_badge(result.verdict.verdict)}{_e(rule_line(result))}"
+        item = f"<li>{_badge(result.verdict.verdict)}{_e(rule_detail(result))}"
         if result.verdict.verdict == FAILED and result.holding:
             shown = result.holding[:HOLDING_SHOWN]
             cases = [

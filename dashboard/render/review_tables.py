@@ -28,7 +28,7 @@ from dashboard.render.formatting import (
     pct_ci,
     points,
 )
-from dashboard.render.gate_report import rule_line
+from dashboard.render.gate_report import rule_detail
 
 
 def headline(review: Review) -> list[dict[str, str]]:
@@ -93,7 +93,7 @@ def rules_table(review: Review) -> pd.DataFrame:
                 "rule": r.rule.label(),
                 "estimate": pct_ci(r.verdict.value, r.verdict.ci_low, r.verdict.ci_high),
                 "cases": r.verdict.n_cases,
-                "detail": rule_line(r),
+                "detail": rule_detail(r),
             }
             for r in review.gate.results
         ],
