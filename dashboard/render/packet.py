@@ -43,6 +43,7 @@ from dashboard.analysis.review import (
 from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_detail, strict_line
+from dashboard.render.review_tables import p_text, slices_note
 
 PACKET_BLOCK_ID: Final = "relidash-review"
 CSP: Final = (
@@ -343,13 +344,17 @@ def _slices_section(r: Review) -> str:
             pct(s.base),
             pct(s.head),
             delta_text(s.delta, s.ci_low, s.ci_high, s.pairs, s.unknown_reason),
+            p_text(s.p_value),
+            p_text(s.p_holm),
+            s.flag,
         )
         for s in r.slices
     ]
+    headers = ["slice (tag)", "base", "release", "paired Δ [95% CI]", "p", "p (Holm)", "flag"]
     return _section(
         "slices",
         title,
-        _table(["slice (tag)", "base", "release", "paired Δ [95% CI]"], rows, num=(1, 2, 3)),
+        f"<p>{_e(slices_note(r))}</p>" + _table(headers, rows, num=(1, 2, 3, 4, 5)),
     )
 
 
