@@ -34,6 +34,7 @@ from dashboard.analysis.policy import (
     USES_CASE_RATE,
     USES_CI_LOW,
     USES_MAX_DROP,
+    GateRule,
 )
 from dashboard.render.formatting import one_line
 
@@ -193,7 +194,7 @@ def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         out.append(f"  {_holding_heading(result)}")
         for case in result.holding[:limit]:
             out.append(
-                f"    {case.passes}/{case.runs}  {result.rule.metric_name} {case.value:.3f}  "
+                f"    {case.passes}/{case.runs}  {_measure(result.rule)} {case.value:.3f}  "
                 f"{_case_text(case)}"
             )
         if len(result.holding) > limit:
@@ -268,9 +269,9 @@ def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         out += [
             f"<details><summary>{len(r.holding)} "
             f"{'case holds' if len(r.holding) == 1 else 'cases hold'} "
-            f"{r.rule.metric_name} down (lowest first)</summary>",
+            f"{_measure(r.rule)} down (lowest first)</summary>",
             "",
-            f"| Passes/runs | {r.rule.metric_name} | Case |",
+            f"| Passes/runs | {_measure(r.rule)} | Case |",
             "|---:|---:|---|",
         ]
         out += [
@@ -284,6 +285,11 @@ def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         out += [f"{_ICON[FAILED]} **{_md(strict_line(report), 1000)}**", ""]
         out += [f"- {_md(scope)}: {_md(reason, 1000)}" for scope, reason in report.problems]
     return "\n".join(out) + "\n"
+
+
+def _measure(rule: GateRule) -> str:
+    """What a rule's per-case values are: a pass rate, or the case's own metric at k."""
+    return "pass rate" if rule.uses == USES_CASE_RATE else rule.metric_name
 
 
 def _rule_cell(r: RuleResult) -> str:
@@ -311,7 +317,7 @@ def _observed_required(r: RuleResult) -> tuple[str, str]:
 def _case_testcases(r: RuleResult, classname: str, rule_name: str) -> list[ET.Element]:
     """A per-case rule as one test case per evaluated case, failing exactly those below."""
     elements = []
-    what = "pass rate" if r.rule.uses == USES_CASE_RATE else r.rule.metric_name
+    what = _measure(r.rule)
     for check in r.cases:
         case = check.case
         label = f"{rule_name} / {case.case_id or _case_text(case)}"
@@ -355,7 +361,7 @@ def render_junit(report: GateReport) -> str:
             if r.verdict.verdict in (FAILED, UNDECIDED) and r.rule.uses != USES_MAX_DROP:
                 body.append(_holding_heading(r))
                 body += [
-                    f"{h.passes}/{h.runs}  {r.rule.metric_name} {h.value:.3f}  {_case_text(h)}"
+                    f"{h.passes}/{h.runs}  {_measure(r.rule)} {h.value:.3f}  {_case_text(h)}"
                     for h in r.holding
                 ]
             failure.text = "\n".join(body)
