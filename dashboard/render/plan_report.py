@@ -6,6 +6,8 @@ Formatting only: must not simulate, decide, print, or import Streamlit.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from dashboard.analysis.planning import POWER, TrialPlan
 from dashboard.render.formatting import one_line
 
@@ -56,3 +58,20 @@ def plan_text(plan: TrialPlan) -> str:
         )
     lines += ["", recommendation(plan)]
     return "\n".join(lines) + "\n"
+
+
+def plan_table(plan: TrialPlan) -> pd.DataFrame:
+    """The designs tried, cheapest first, as the Calculator page shows them."""
+    return pd.DataFrame(
+        [
+            {
+                "cases": d.cases,
+                "trials per case": d.trials,
+                "trials in all": d.total,
+                "reached": _achieved(plan, d.achieved),
+                "goal met": "yes" if d.reached else "no",
+            }
+            for d in plan.designs
+        ],
+        columns=["cases", "trials per case", "trials in all", "reached", "goal met"],
+    )
