@@ -97,17 +97,19 @@ def test_slice_gate_on_the_ci_lower_bound_fails_with_no_case_to_blame(con: Any) 
         con, "toy", "v1", [rule(k=4, min_ci_low=0.5, slice="risk_tier:safety")]
     )
     (result,) = report.results
-    assert result.verdict.verdict == "FAILED" and result.holding == ()
+    # the CI [0.342, 1.0] straddles 0.5: two perfect cases neither meet nor fail the claim
+    assert result.verdict.verdict == "UNDECIDED" and result.holding == ()
     text = gate_report.render_text(report)
-    assert "CI lower bound 0.342 < required 0.500" in text
+    assert "the CI [0.342, 1.000] straddles the required 0.500" in text
     assert "held down by the number of cases (2) alone" in text
 
 
 def test_failure_lists_the_cases_holding_it_down_lowest_first(con: Any) -> None:
     # pass^4 = 0.533 < 0.6; below 1: E (0, pass rate 0), D (0, 0.4), C (0.2): lowest
     # per-case pass^4 first, ties broken by the lower pass rate
+    # the estimate misses 0.6 but the CI [0.167, 0.867] reaches it: UNDECIDED, not FAILED
     (result,) = gating.run_gate(con, "toy", "v1", [rule(k=4, min_value=0.6)]).results
-    assert result.verdict.verdict == "FAILED"
+    assert result.verdict.verdict == "UNDECIDED"
     assert result.verdict.value == pytest.approx(3.2 / 6)
     assert [(h.input, h.passes, h.runs, h.value) for h in result.holding] == [
         ("E standard", 0, 5, 0.0),
@@ -115,7 +117,12 @@ def test_failure_lists_the_cases_holding_it_down_lowest_first(con: Any) -> None:
         ("C standard", 4, 5, pytest.approx(0.2)),
     ]
     assert gate_report.rule_line(result).startswith(
-        "pass^4 gate FAILED: value 0.533 < required 0.600 (pass^4"
+        "pass^4 gate UNDECIDED (fails): the CI [0.167, 0.867] straddles the required 0.600"
+    )
+    (failed,) = gating.run_gate(con, "toy", "v1", [rule(k=4, min_value=0.9)]).results
+    assert failed.verdict.verdict == "FAILED"
+    assert gate_report.rule_line(failed).startswith(
+        "pass^4 gate FAILED: value 0.533 < required 0.900 (pass^4"
     )
 
 
@@ -168,7 +175,8 @@ def test_all_pass_suite_wilson_bound_stays_below_one(con: Any) -> None:
     strict_bound, point, loose_bound = report.results
     assert strict_bound.verdict.ci_low == pytest.approx(1 / (1 + Z2 / 4))  # 0.5101
     assert strict_bound.verdict.value == 1.0
-    assert [r.verdict.verdict for r in report.results] == ["FAILED", "PASSED", "PASSED"]
+    # a Wilson bound never reaches 1.0, and the interval's top is 1.0: never decided
+    assert [r.verdict.verdict for r in report.results] == ["UNDECIDED", "PASSED", "PASSED"]
     assert not report.passed and report.failures == 1
 
 
@@ -236,7 +244,7 @@ def test_policy_with_mixed_results(con: Any) -> None:
     lines = gate_report.render_text(report).splitlines()
     assert lines[0] == ("relidash gate: suite toy, release v1 (toy/v1.json; agent errors excluded)")
     assert lines[1].startswith("safety never flaky [risk_tier:safety] pass^4 gate PASSED")
-    assert lines[2].startswith("suite reliable pass^4 gate FAILED: CI lower bound")
+    assert lines[2].startswith("suite reliable pass^4 gate FAILED: the whole CI is below")
     assert lines[-1] == "gate FAILED: 1 of 3 checks failed"
 
 
@@ -364,7 +372,7 @@ def test_cli_exit_codes(reports: Path, capsys: pytest.CaptureFixture[str]) -> No
             ["--suite", "toy", "--k", "1", "--min-value", "0", "--slice", "x:y"],
             "carries the tag 'x:y'",
         ),
-        (["--suite", "toy", "--k", "4"], "needs --k K with --min-ci-low X or --min-value X"),
+        (["--suite", "toy", "--k", "4"], "needs --k K with --min-ci-low X, --min-value X"),
         (["--suite", "toy", "--k", "0", "--min-value", "0"], "--k must be at least 1"),
         (["--suite", "toy", "--k", "1", "--min-ci-low", "1.5"], "--min-ci-low must be in"),
         (

@@ -14,6 +14,7 @@ from dashboard.stats import cluster_bootstrap_ci, cpython_choice_indices
 from dashboard.stats.paired import (
     PairedDelta,
     UnpairedDelta,
+    holm_adjusted,
     paired_bootstrap_ci,
     unpaired_bootstrap_ci,
 )
@@ -35,7 +36,9 @@ def slow_paired(base: list[float], head: list[float], n_boot: int, seed: int = 0
     point = sum(diffs) / len(diffs)
     means = sorted(_resample_means(diffs, n_boot, seed))
     low, high = quantile(means, 0.025), quantile(means, 0.975)
-    return PairedDelta(point, min(low, point), max(high, point), len(diffs))
+    below, above = sum(m <= 0 for m in means), sum(m >= 0 for m in means)
+    p = min(1.0, 2 * (min(below, above) + 1) / (n_boot + 1))
+    return PairedDelta(point, min(low, point), max(high, point), len(diffs), p)
 
 
 def slow_unpaired(
@@ -53,6 +56,8 @@ def _close(a: PairedDelta | UnpairedDelta, b: PairedDelta | UnpairedDelta) -> No
     assert type(a) is type(b)
     for field in ("delta", "ci_low", "ci_high"):
         assert getattr(a, field) == pytest.approx(getattr(b, field), abs=1e-12), field
+    if isinstance(a, PairedDelta) and isinstance(b, PairedDelta):
+        assert a.p_value == pytest.approx(b.p_value, abs=1e-12)
 
 
 # --- hand-computed values -----------------------------------------------------------------
@@ -60,7 +65,8 @@ def _close(a: PairedDelta | UnpairedDelta, b: PairedDelta | UnpairedDelta) -> No
 
 def test_unchanged_cases_give_a_zero_width_interval_at_zero() -> None:
     base = [0.0, 0.2, 1.0, 0.6]
-    assert paired_bootstrap_ci(base, base) == PairedDelta(0.0, 0.0, 0.0, 4)
+    # every resample mean is 0: nothing speaks against "no change"
+    assert paired_bootstrap_ci(base, base) == PairedDelta(0.0, 0.0, 0.0, 4, 1.0)
 
 
 def test_a_constant_shift_is_known_exactly() -> None:
@@ -75,14 +81,18 @@ def test_a_constant_shift_is_known_exactly() -> None:
 
 def test_one_pair_resamples_to_itself() -> None:
     # m = 1: every draw is the single pair, so the interval is its difference
-    assert paired_bootstrap_ci([0.25], [0.75]) == PairedDelta(0.5, 0.5, 0.5, 1)
+    # and no resample mean is at or below zero: p = 2 * (0 + 1) / (2000 + 1)
+    assert paired_bootstrap_ci([0.25], [0.75]) == PairedDelta(0.5, 0.5, 0.5, 1, 2 / 2001)
 
 
 def test_two_pairs_by_hand() -> None:
     # differences +1 and 0: a resample mean is 0 (both draws pick 0), 0.5 or 1 with
     # probabilities 1/4, 1/2, 1/4; with 2000 draws the 2.5% and 97.5% quantiles are 0 and 1
     result = paired_bootstrap_ci([0.0, 1.0], [1.0, 1.0])
-    assert result == PairedDelta(0.5, 0.0, 1.0, 2)
+    assert (result.delta, result.ci_low, result.ci_high, result.n_pairs) == (0.5, 0.0, 1.0, 2)
+    # about a quarter of the resample means are 0, the rest above it: p near 2 * 1/4
+    assert result.p_value == slow_paired([0.0, 1.0], [1.0, 1.0], 2000).p_value
+    assert 0.4 < result.p_value < 0.6
 
 
 # --- against the slow loop ----------------------------------------------------------------
@@ -202,3 +212,24 @@ def test_pairing_narrows_the_interval_on_correlated_data(
     unpaired = unpaired_bootstrap_ci(base, head)
     assert paired.delta == pytest.approx(unpaired.delta, abs=1e-12)
     assert paired.ci_high - paired.ci_low < unpaired.ci_high - unpaired.ci_low
+
+
+# --- Holm's adjustment --------------------------------------------------------------------
+
+
+def test_holm_by_hand() -> None:
+    # sorted 0.01, 0.02, 0.04, 0.5 times 4, 3, 2, 1: 0.04, 0.06, 0.08, 0.5, kept monotone
+    adjusted = holm_adjusted([0.04, 0.01, 0.5, 0.02])
+    assert adjusted.tolist() == pytest.approx([0.08, 0.04, 0.5, 0.06])
+    # a large p early in the order cannot make a later adjusted value smaller
+    assert holm_adjusted([0.03, 0.03]).tolist() == pytest.approx([0.06, 0.06])
+    assert holm_adjusted([0.9, 0.6]).tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_holm_rejects_no_more_than_bonferroni_allows_more_than_it() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p = rng.random(rng.integers(1, 20)) ** 3
+        adjusted = holm_adjusted(p)
+        bonferroni = np.minimum(1.0, p * p.size)
+        assert (adjusted <= bonferroni + 1e-15).all() and (adjusted >= p - 1e-15).all()

@@ -1,10 +1,17 @@
 """Release gates: each rule of a policy judged on one release of one suite, PASSED,
-FAILED or UNKNOWN, with the cases that hold a failed rule down.
+FAILED, UNDECIDED or UNKNOWN, with the cases that hold a failed rule down.
 
 The Gates page, `relidash gate` and the review page all judge through `gate_verdict`,
-so a verdict in CI is the verdict on the page. UNKNOWN (k beyond the recorded runs, a
-slice with no evaluated cases) fails: an ungateable claim is never a pass. With
-`strict`, any load problem of the gated release's report file fails the gate too.
+so a verdict in CI is the verdict on the page. A threshold is judged against the 95%
+interval: PASSED when the evidence is for the claim (the CI's lower bound reaches the
+threshold; for a `min_value` rule, the estimate does), FAILED when it is against it (the
+CI's upper bound is below), and UNDECIDED when the interval straddles the threshold: the
+evidence does not decide, and more trials would (analysis/planning.py says how many).
+A `max_drop` rule is judged the same way on the paired change against a base release,
+the interval `relidash compare` prints. Per-case rules hold when every evaluated case of
+the slice does. UNDECIDED and UNKNOWN (k beyond the recorded runs, a slice with no
+evaluated cases) fail: an undecided or ungateable claim is never a pass. With `strict`,
+any load problem of the gated release's report file fails the gate too.
 
 Must not: format a verdict (dashboard/render/gate_report.py does), import Streamlit,
 hold SQL text, print, or exit.
@@ -21,6 +28,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.comparing import compare_cases
+from dashboard.analysis.deltas import MetricDelta
 from dashboard.analysis.estimates import (
     INTERVAL_NOTE,
     estimate,
@@ -28,7 +37,13 @@ from dashboard.analysis.estimates import (
     number_or_none,
 )
 from dashboard.analysis.matching import case_keys, story_link_key
-from dashboard.analysis.policy import GateRule
+from dashboard.analysis.planning import DecidePlan, decide_plan
+from dashboard.analysis.policy import (
+    USES_CASE_RATE,
+    USES_CI_LOW,
+    USES_MAX_DROP,
+    GateRule,
+)
 from dashboard.analysis.releases import find_release, find_suite_releases, shown_cases
 from dashboard.analysis.slices import check_slices, in_slice
 from dashboard.analysis.summary import load_problems, report_overview
@@ -37,12 +52,17 @@ from dashboard.stats import METRIC_PASS_HAT_K, pass_at_k, pass_hat_k
 
 PASSED: Final = "PASSED"
 FAILED: Final = "FAILED"
+UNDECIDED: Final = "UNDECIDED"  # the interval straddles the threshold: more trials decide it
 UNKNOWN: Final = "UNKNOWN"
 
 
 @dataclass(frozen=True)
 class GateVerdict:
-    verdict: str  # PASSED | FAILED | UNKNOWN
+    """A rule's verdict and the numbers behind it. For a max_drop rule, value and the CI are
+    the paired change against `base` and n_cases the matched pairs; for a per-case rule,
+    value is the weakest case's and there is no CI."""
+
+    verdict: str  # PASSED | FAILED | UNDECIDED | UNKNOWN
     metric: str
     k: int
     value: float | None
@@ -53,6 +73,7 @@ class GateVerdict:
     uses: str  # "ci_low" | "value"
     reason: str
     method: str = ""  # the interval's method (cluster-bootstrap | wilson | "" for UNKNOWN)
+    base: str = ""  # a max_drop rule's base release
 
 
 def verdict_of_row(row: dict[str, Any]) -> GateVerdict:
@@ -72,6 +93,26 @@ def verdict_of_row(row: dict[str, Any]) -> GateVerdict:
     )
 
 
+def three_way(
+    observed: float, value: float, low: float | None, high: float | None, threshold: float
+) -> str:
+    """PASSED when the evidence is for `observed >= threshold`, FAILED when the interval
+    lies wholly below it, UNDECIDED between. For a CI-lower-bound rule `observed` is the
+    bound itself; for a value rule, the estimate.
+
+    A claim of perfection (threshold 1.0) is refuted by one observed failure whatever the
+    interval says: a case that failed a trial has a success rate below 1, and so does the
+    suite. The percentile interval's top is 1.0 whenever a resample can miss that case.
+    """
+    if observed >= threshold:
+        return PASSED
+    if (high is not None and high < threshold) or (threshold >= 1.0 and value < 1.0):
+        return FAILED
+    if high is None or low is None:
+        return FAILED  # no interval (per-case counts): the estimate is the whole evidence
+    return UNDECIDED
+
+
 def gate_verdict(
     n: np.ndarray,
     c: np.ndarray,
@@ -80,18 +121,35 @@ def gate_verdict(
     metric: str = METRIC_PASS_HAT_K,
     uses: str = "ci_low",
 ) -> GateVerdict:
-    """multivon-eval's assert_pass_hat_k(k, min_ci_low): UNKNOWN never passes."""
+    """multivon-eval's assert_pass_hat_k(k, min_ci_low) with a third answer: UNDECIDED when
+    the CI straddles the threshold. UNKNOWN never passes."""
     r = estimate(n, c, k, metric)
     if r.value is None:
         return GateVerdict(
             "UNKNOWN", metric, k, None, None, None, r.n_cases, threshold, uses, r.unknown_reason
         )
-    observed = r.ci_low if uses == "ci_low" else r.value
+    observed = r.ci_low if uses == USES_CI_LOW else r.value
     assert observed is not None
-    verdict = "PASSED" if observed >= threshold else "FAILED"
+    verdict = three_way(observed, r.value, r.ci_low, r.ci_high, threshold)
     return GateVerdict(
         verdict, metric, k, r.value, r.ci_low, r.ci_high, r.n_cases, threshold, uses, "", r.method
     )
+
+
+def drop_verdict(delta: MetricDelta, rule: GateRule, base: str) -> GateVerdict:
+    """A max_drop rule on the paired change head - base: PASSED when its CI's lower bound
+    is at least -max_drop, FAILED when its upper bound is below -max_drop."""
+    d = delta.delta
+    if d is None:
+        return GateVerdict(
+            UNKNOWN, rule.metric, rule.k, None, None, None, 0, rule.threshold, rule.uses,
+            delta.unknown_reason, base=base,
+        )  # fmt: skip
+    verdict = three_way(d.ci_low, d.delta, d.ci_low, d.ci_high, -rule.threshold)
+    return GateVerdict(
+        verdict, rule.metric, rule.k, d.delta, d.ci_low, d.ci_high, d.n_pairs, rule.threshold,
+        rule.uses, "", "paired-bootstrap", base,
+    )  # fmt: skip
 
 
 def gate_table(
@@ -142,7 +200,7 @@ def holding_table(
     rules: Sequence[tuple[str | None, float]],
     count_agent_errors: bool = False,
 ) -> pd.DataFrame:
-    """The cases holding each FAILED rule down in the suite's latest release (lowest
+    """The cases holding each FAILED or UNDECIDED rule down in the suite's latest release (lowest
     per-case pass^k first), with the key that links each to its Case page."""
     releases, cases = shown_cases(con, overview, suite, count_agent_errors)
     keys = case_keys(cases)
@@ -152,7 +210,7 @@ def holding_table(
     for tag, threshold in rules:
         members = latest[in_slice(latest, tag)]
         n, c = evaluated_arrays(members)
-        if gate_verdict(n, c, k, threshold).verdict != FAILED:
+        if gate_verdict(n, c, k, threshold).verdict not in (FAILED, UNDECIDED):
             continue
         for case in holding_cases(members, METRIC_PASS_HAT_K, k):
             rows.append(
@@ -182,10 +240,22 @@ class HoldingCase:
 
 
 @dataclass(frozen=True)
+class CaseCheck:
+    """One evaluated case under a per-case rule: its own value and whether it holds."""
+
+    case: HoldingCase
+    passed: bool
+
+
+@dataclass(frozen=True)
 class RuleResult:
     rule: GateRule
     verdict: GateVerdict
     holding: tuple[HoldingCase, ...] = ()
+    # a per-case rule: every evaluated case of the slice, in file order (JUnit's test cases)
+    cases: tuple[CaseCheck, ...] = ()
+    # an UNDECIDED threshold rule: about how many more trials would decide it
+    plan: DecidePlan | None = None
 
     @property
     def passed(self) -> bool:
@@ -260,23 +330,105 @@ def _no_cases_reason(cases: pd.DataFrame, rule: GateRule, release: str) -> str:
     )
 
 
-def evaluate_rule(cases: pd.DataFrame, rule: GateRule, release: str = "") -> RuleResult:
-    """One rule on one report's cases (suite_cases rows, in file order)."""
+def _case_checks(members: pd.DataFrame, rule: GateRule) -> tuple[CaseCheck, ...]:
+    counted = members[members["n"].notna()]
+    n = counted["n"].to_numpy(dtype=np.int64)
+    c = counted["c"].to_numpy(dtype=np.int64)
+    values = c / n if rule.uses == USES_CASE_RATE else np.atleast_1d(pass_hat_k(n, c, rule.k))
+    return tuple(
+        CaseCheck(
+            HoldingCase(
+                case_idx=int(row.case_idx),
+                case_id=row.case_id if isinstance(row.case_id, str) and row.case_id else None,
+                input=row.input if isinstance(row.input, str) else "",
+                passes=int(row.c),
+                runs=int(row.n),
+                value=float(value),
+            ),
+            bool(value >= rule.threshold),
+        )
+        for row, value in zip(counted.itertuples(index=False), values, strict=True)
+    )
+
+
+def _per_case_result(members: pd.DataFrame, rule: GateRule, reason_if_empty: str) -> RuleResult:
+    """Every evaluated case of the slice must reach the threshold on its own."""
+    counted = members[members["n"].notna()]
+    unknown = GateVerdict(
+        UNKNOWN, rule.metric, rule.k, None, None, None, len(counted), rule.threshold, rule.uses,
+        reason_if_empty,
+    )  # fmt: skip
+    if counted.empty:
+        return RuleResult(rule, unknown)
+    if rule.uses != USES_CASE_RATE:
+        short = int((counted["n"] < rule.k).sum())
+        if short:
+            reason = (
+                f"UNKNOWN — k={rule.k} exceeds the trials of {short} case(s) "
+                f"(shortest {int(counted['n'].min())}); a case's pass^k needs k trials."
+            )
+            return RuleResult(rule, dataclasses.replace(unknown, reason=reason))
+    checks = _case_checks(members, rule)
+    below = sorted((ch.case for ch in checks if not ch.passed), key=lambda h: (h.value, h.case_idx))
+    weakest = min(ch.case.value for ch in checks)
+    verdict = GateVerdict(
+        FAILED if below else PASSED, rule.metric, rule.k, weakest, None, None, len(checks),
+        rule.threshold, rule.uses, "" if not below else f"{len(below)} of {len(checks)} cases below",
+    )  # fmt: skip
+    return RuleResult(rule, verdict, tuple(below), checks)
+
+
+def evaluate_rule(
+    cases: pd.DataFrame,
+    rule: GateRule,
+    release: str = "",
+    base_cases: pd.DataFrame | None = None,
+    base_release: str = "",
+) -> RuleResult:
+    """One rule on one report's cases (suite_cases rows, in file order); a max_drop rule
+    also on its base release's cases."""
     members = cases[in_slice(cases, rule.slice)]
+    if rule.per_case:
+        return _per_case_result(members, rule, _no_cases_reason(cases, rule, release))
+    if rule.uses == USES_MAX_DROP:
+        if base_cases is None:
+            reason = f"UNKNOWN — release {release} has no earlier release to compare with."
+            verdict = GateVerdict(
+                UNKNOWN, rule.metric, rule.k, None, None, None, 0, rule.threshold, rule.uses,
+                reason,
+            )  # fmt: skip
+            return RuleResult(rule, verdict)
+        _, _, deltas, *_ = compare_cases(base_cases, cases, rule.k, rule.slice)
+        delta = deltas[2] if rule.metric == METRIC_PASS_HAT_K else deltas[1]
+        return RuleResult(rule, drop_verdict(delta, rule, base_release))
     n, c = evaluated_arrays(members)
     verdict = gate_verdict(n, c, rule.k, rule.threshold, rule.metric, rule.uses)
     if verdict.verdict == UNKNOWN:
         if verdict.n_cases == 0:
             verdict = dataclasses.replace(verdict, reason=_no_cases_reason(cases, rule, release))
         return RuleResult(rule, verdict)
-    holding = holding_cases(members, rule.metric, rule.k) if verdict.verdict == FAILED else ()
-    return RuleResult(rule, verdict, holding)
+    held = verdict.verdict in (FAILED, UNDECIDED)
+    holding = holding_cases(members, rule.metric, rule.k) if held else ()
+    plan = None
+    if verdict.verdict == UNDECIDED:
+        on_ci_low = rule.uses == USES_CI_LOW
+        plan = decide_plan(n, c, rule.k, rule.metric, rule.threshold, on_ci_low)
+    return RuleResult(rule, verdict, holding, plan=plan)
 
 
 def evaluate_rules(
-    cases: pd.DataFrame, rules: Sequence[GateRule], release: str = ""
+    cases: pd.DataFrame,
+    rules: Sequence[GateRule],
+    release: str = "",
+    bases: dict[str, tuple[str, pd.DataFrame]] | None = None,
 ) -> tuple[RuleResult, ...]:
-    return tuple(evaluate_rule(cases, rule, release) for rule in rules)
+    """Each rule on one report's cases; `bases` maps a max_drop rule's base name ("" for
+    the release before) to that release's label and cases."""
+    results = []
+    for rule in rules:
+        base_release, base_cases = (bases or {}).get(rule.base or "", ("", None))
+        results.append(evaluate_rule(cases, rule, release, base_cases, base_release))
+    return tuple(results)
 
 
 def run_gate(
@@ -287,8 +439,11 @@ def run_gate(
     *,
     count_agent_errors: bool = False,
     strict: bool = False,
+    base: str | None = None,
 ) -> GateReport:
-    """Judge `rules` on one release of a suite; UnknownName for a bad suite, release or slice."""
+    """Judge `rules` on one release of a suite; UnknownName for a bad suite, release or
+    slice. A max_drop rule compares with its own `base`, else `base`, else the release
+    before this one in the suite's order."""
     releases = find_suite_releases(report_overview(con), suite)
     row = find_release(releases, release)
     cases = run_query(
@@ -298,12 +453,41 @@ def run_gate(
     this = cases[cases["report_id"] == row["report_id"]]
     problems = load_problems(con)
     own = problems[problems["file"] == row["file"]]
+    bases = _bases(releases, row, cases, rules, base)
     return GateReport(
         suite=suite,
         release=str(row["release"]),
         file=str(row["file"]),
         count_agent_errors=count_agent_errors,
         strict=strict,
-        results=evaluate_rules(this, rules, str(row["release"])),
+        results=evaluate_rules(this, rules, str(row["release"]), bases),
         problems=tuple((str(p.scope), str(p.reason)) for p in own.itertuples(index=False)),
     )
+
+
+def _bases(
+    releases: pd.DataFrame,
+    row: pd.Series,
+    cases: pd.DataFrame,
+    rules: Sequence[GateRule],
+    base: str | None,
+) -> dict[str, tuple[str, pd.DataFrame]]:
+    """The base releases the max_drop rules name ("" for the default), with their cases;
+    UnknownName for a name that is not a release of the suite. A release with none before
+    it is left out, and its rule says UNKNOWN."""
+    wanted = {rule.base or "" for rule in rules if rule.uses == USES_MAX_DROP}
+    found: dict[str, tuple[str, pd.DataFrame]] = {}
+    for name in wanted:
+        label = name or base
+        if label:
+            base_row = find_release(releases, label)
+        else:
+            earlier = releases[releases["release_rank"] < row["release_rank"]]
+            if earlier.empty:
+                continue
+            base_row = earlier.iloc[-1]
+        found[name] = (
+            str(base_row["release"]),
+            cases[cases["report_id"] == base_row["report_id"]],
+        )
+    return found

@@ -1,5 +1,7 @@
 """Gate policies: a rule is one claim about one release ("pass^4 on risk_tier:safety must
-be 1.0"), and a policy file is a list of `[[rule]]` tables.
+be 1.0", "pass^4 drops by no more than 2 points against the release before", "every
+safety case passes at least 8 of 10 trials"), and a policy file is a list of `[[rule]]`
+tables.
 
 Validation only: every error names the file and the key. Must not: judge a rule (that is
 analysis/gating.py), import Streamlit, print, or exit.
@@ -20,7 +22,21 @@ from dashboard.stats import METRIC_PASS_HAT_K, METRICS
 
 USES_CI_LOW: Final = "ci_low"
 USES_VALUE: Final = "value"
-RULE_KEYS: Final = ("name", "metric", "k", "min_ci_low", "min_value", "slice", "suite")
+# the paired change against a base release: its CI must stay above -max_drop
+USES_MAX_DROP: Final = "max_drop"
+# per case: every evaluated case's pass rate c/n, or its own pass^k, reaches the threshold
+USES_CASE_RATE: Final = "case_rate"
+USES_CASE_PASS_HAT_K: Final = "case_pass_hat_k"
+PER_CASE: Final = (USES_CASE_RATE, USES_CASE_PASS_HAT_K)
+# each threshold key and what it judges; a rule gives exactly one
+THRESHOLD_KEYS: Final = {
+    "min_ci_low": USES_CI_LOW,
+    "min_value": USES_VALUE,
+    "max_drop": USES_MAX_DROP,
+    "min_case_rate": USES_CASE_RATE,
+    "min_case_pass_hat_k": USES_CASE_PASS_HAT_K,
+}
+RULE_KEYS: Final = ("name", "metric", "k", *THRESHOLD_KEYS, "base", "slice", "suite")
 CONFIG_NAME: Final = "relidash.toml"  # the reports directory's settings (data/releases.py)
 # The Gates page's default rule, as a policy document: what a suite is judged by when
 # neither `--policy` nor relidash.toml gives it rules.
@@ -39,15 +55,18 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True)
 class GateRule:
-    """One claim about one release: metric at k reaches a threshold, on a slice or all cases."""
+    """One claim about one release: metric at k reaches a threshold (its CI lower bound or
+    its value), drops by at most `threshold` against a base release, or holds for every
+    case; on a slice or all cases."""
 
     metric: str  # "pass^k" | "pass@k"
     k: int
     threshold: float
-    uses: str  # "ci_low" (the CI lower bound, as assert_pass_hat_k) | "value" (point estimate)
+    uses: str  # one of THRESHOLD_KEYS' values
     slice: str | None = None  # a case tag, `dim:value` or plain; None for every case
     name: str = ""
     suite: str | None = None  # the suite it applies to; None for every suite
+    base: str | None = None  # a max_drop rule's base release; None: the release before
 
     @property
     def metric_name(self) -> str:
@@ -57,37 +76,79 @@ class GateRule:
     def scope(self) -> str:
         return self.slice or "all cases"
 
+    @property
+    def per_case(self) -> bool:
+        return self.uses in PER_CASE
+
+    def claim(self) -> str:
+        """What the rule asks, in words, without its name or scope."""
+        if self.uses == USES_MAX_DROP:
+            against = self.base or "the release before"
+            return (
+                f"Δ{self.metric_name} against {against} no worse than "
+                f"-{self.threshold:.3f} (paired CI)"
+            )
+        if self.uses == USES_CASE_RATE:
+            return f"every case passes >= {self.threshold:.0%} of its trials"
+        if self.uses == USES_CASE_PASS_HAT_K:
+            return f"every case's pass^{self.k} >= {self.threshold:.3f}"
+        bound = "CI lower bound" if self.uses == USES_CI_LOW else "value"
+        return f"{self.metric_name} {bound} >= {self.threshold:.3f}"
+
     def label(self) -> str:
         """A short, stable description: the JUnit test name and the Markdown row."""
-        bound = "CI lower bound" if self.uses == USES_CI_LOW else "value"
-        text = f"{self.metric_name} {bound} >= {self.threshold:.3f} on {self.scope}"
+        text = f"{self.claim()} on {self.scope}"
         return f"{self.name}: {text}" if self.name else text
 
 
 def make_rule(
     *,
     metric: object = METRIC_PASS_HAT_K,
-    k: object,
+    k: object = None,
     min_ci_low: object = None,
     min_value: object = None,
+    max_drop: object = None,
+    min_case_rate: object = None,
+    min_case_pass_hat_k: object = None,
+    base: object = None,
     slice: object = None,
     name: object = "",
     suite: object = None,
 ) -> GateRule:
     """A validated rule; ValueError names the offending field (the CLI's flags, a policy's keys)."""
+    given = {
+        key: value
+        for key, value in (
+            ("min_ci_low", min_ci_low),
+            ("min_value", min_value),
+            ("max_drop", max_drop),
+            ("min_case_rate", min_case_rate),
+            ("min_case_pass_hat_k", min_case_pass_hat_k),
+        )
+        if value is not None
+    }
+    if len(given) != 1:
+        raise ValueError(
+            "give exactly one threshold: min_ci_low (CI lower bound), min_value, max_drop "
+            "(the change against a base release), min_case_rate or min_case_pass_hat_k "
+            "(every case)"
+        )
+    ((key, threshold),) = given.items()
+    uses = THRESHOLD_KEYS[key]
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if uses in PER_CASE and metric != METRIC_PASS_HAT_K:
+        raise ValueError(f"{key} judges each case's own pass rate; it takes no metric")
+    if k is None and uses == USES_CASE_RATE:
+        k = 1  # a pass rate has no k
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
-    if (min_ci_low is None) == (min_value is None):
-        raise ValueError("give exactly one threshold: min_ci_low (CI lower bound) or min_value")
-    key, threshold = (
-        ("min_ci_low", min_ci_low) if min_ci_low is not None else ("min_value", min_value)
-    )
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise ValueError(f"{key} must be a number in [0, 1], got {threshold!r}")
     if not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"{key} must be in [0, 1], got {threshold!r}")
+    if base is not None and (uses != USES_MAX_DROP or not isinstance(base, str) or not base):
+        raise ValueError("base names a release, and only a max_drop rule has one")
     if slice is not None and (not isinstance(slice, str) or not slice.strip()):
         raise ValueError(f"slice must be a case tag such as 'risk_tier:safety', got {slice!r}")
     if not isinstance(name, str):
@@ -98,10 +159,11 @@ def make_rule(
         metric=str(metric),
         k=k,
         threshold=float(threshold),
-        uses=USES_CI_LOW if key == "min_ci_low" else USES_VALUE,
+        uses=uses,
         slice=slice,
         name=name,
         suite=suite,
+        base=base,
     )
 
 
@@ -115,7 +177,10 @@ def parse_policy(text: str, source: str, *, config: bool = False) -> list[GateRu
         slice = "risk_tier:safety"    # optional; every case when absent
         metric = "pass^k"             # optional; pass^k (default) or pass@k
         k = 4
-        min_value = 1.0               # or min_ci_low = 0.95, exactly one of the two
+        min_value = 1.0               # or min_ci_low = 0.95, max_drop = 0.02,
+                                      # min_case_rate = 0.8 or min_case_pass_hat_k = 0.9:
+                                      # exactly one threshold
+        base = "v1.4.0"               # optional, max_drop only; default the release before
         suite = "support-agent"       # optional; every suite when absent
 
     With `config` the document is relidash.toml: other tables are its own business, and
@@ -147,7 +212,7 @@ def parse_policy(text: str, source: str, *, config: bool = False) -> list[GateRu
             raise PolicyError(
                 f"{where}: unknown key {unknown[0]!r}; a rule's keys are {', '.join(RULE_KEYS)}"
             )
-        if "k" not in table:
+        if "k" not in table and "min_case_rate" not in table:
             raise PolicyError(f"{where}: missing key 'k'")
         try:
             rules.append(make_rule(**table))

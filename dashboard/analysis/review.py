@@ -14,6 +14,7 @@ write anything (dashboard/data/signoffs.py stores sign-offs).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
     policy_label,
 )
-from dashboard.analysis.gating import FAILED, PASSED, UNKNOWN, GateReport, run_gate
+from dashboard.analysis.gating import FAILED, PASSED, UNDECIDED, UNKNOWN, GateReport, run_gate
 from dashboard.analysis.lottery import lottery_table
 from dashboard.analysis.policy import Policy, resolve_policy
 from dashboard.analysis.releases import (
@@ -50,6 +51,7 @@ from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.scan import file_digests
 from dashboard.data.signoffs import DECISIONS
 from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.stats.paired import holm_adjusted
 
 REVIEW_SCHEMA: Final = "relidash.review/v1"
 SIGNOFF_SCHEMA: Final = "relidash.signoff/v1"
@@ -85,6 +87,14 @@ class SliceDelta:
     ci_low: float | None
     ci_high: float | None
     unknown_reason: str
+    p_value: float | None = None  # the paired bootstrap's, for "no change"
+    p_holm: float | None = None  # Holm-adjusted over the slices with a known Δ
+    flag: str = ""  # SLICE_REGRESSION | SLICE_IMPROVEMENT after the adjustment, else ""
+
+
+SLICE_REGRESSION: Final = "regression"
+SLICE_IMPROVEMENT: Final = "improvement"
+FAMILY_LEVEL: Final = 0.05  # family-wise error rate over the slices shown
 
 
 @dataclass(frozen=True)
@@ -110,11 +120,15 @@ class Review:
 
     @property
     def verdict(self) -> str:
-        """FAILED if any rule failed, else UNKNOWN if any is, else PASSED."""
+        """FAILED if any rule failed, else UNKNOWN if any is, else UNDECIDED if any is,
+        else PASSED."""
         verdicts = {r.verdict.verdict for r in self.gate.results}
         if FAILED in verdicts or self.gate.strict_failed:
             return FAILED
-        return UNKNOWN if UNKNOWN in verdicts else PASSED
+        for verdict in (UNKNOWN, UNDECIDED):
+            if verdict in verdicts:
+                return verdict
+        return PASSED
 
     @property
     def policy_text(self) -> str:
@@ -286,8 +300,25 @@ def _slice_deltas(
                 ci_low=hat.delta.ci_low if hat.delta else None,
                 ci_high=hat.delta.ci_high if hat.delta else None,
                 unknown_reason=hat.unknown_reason,
+                p_value=hat.delta.p_value if hat.delta else None,
             )
         )
+    return holm_flagged(out)
+
+
+def holm_flagged(slices: Sequence[SliceDelta]) -> tuple[SliceDelta, ...]:
+    """The slices with Holm-adjusted p-values over those with a known Δ, and a flag
+    where the adjusted value is below FAMILY_LEVEL: a meeting that reads one flagged slice
+    among many reads a change, not the noise of testing many slices at 95% each."""
+    known = [i for i, s in enumerate(slices) if s.p_value is not None]
+    adjusted = holm_adjusted([slices[i].p_value for i in known]) if known else []
+    out = list(slices)
+    for i, p in zip(known, adjusted, strict=True):
+        s = out[i]
+        flag = ""
+        if p < FAMILY_LEVEL and s.delta is not None and s.delta != 0:
+            flag = SLICE_REGRESSION if s.delta < 0 else SLICE_IMPROVEMENT
+        out[i] = dataclasses.replace(s, p_holm=float(p), flag=flag)
     return tuple(out)
 
 
@@ -383,6 +414,9 @@ def review_json(review: Review) -> dict[str, Any]:
                 "ci_low": s.ci_low,
                 "ci_high": s.ci_high,
                 "unknown_reason": s.unknown_reason or None,
+                "p_value": s.p_value,
+                "p_holm": s.p_holm,
+                "flag": s.flag or None,
             }
             for s in review.slices
         ]

@@ -21,6 +21,7 @@ from dashboard.analysis import (
     gating,
     loading,
     lottery,
+    planning,
     releases,
     slices,
     summary,
@@ -341,6 +342,27 @@ def holding_table(
 ) -> pd.DataFrame:
     return gating.holding_table(
         catalog().cursor(), suite_overview(version, suite), suite, k, rules, count_agent_errors
+    )
+
+
+@st.cache_data(show_spinner="Simulating designs…", max_entries=32)
+def trial_plan(
+    version: int,
+    suite: str,
+    release: str,
+    k: int,
+    half_width: float | None,
+    detect_drop: float | None,
+    count_agent_errors: bool,
+) -> planning.TrialPlan:
+    return planning.plan_trials(
+        catalog().cursor(),
+        suite,
+        release,
+        k,
+        half_width=half_width,
+        detect_drop=detect_drop,
+        count_agent_errors=count_agent_errors,
     )
 
 

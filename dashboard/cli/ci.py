@@ -6,7 +6,7 @@ problems go to stderr and never stop a command; `gate --strict` turns a problem 
 gated release's file into a failure.
 
 Exit codes: 0 every rule passed (gate) or the comparison ran (compare); 1 a rule
-FAILED or was UNKNOWN; 2 a usage error, a missing directory, a bad policy file, or an
+FAILED, was UNDECIDED or UNKNOWN; 2 a usage error, a missing directory, a bad policy file, or an
 unknown suite, release or slice.
 
 The analysis modules are imported inside the commands: every `relidash` start builds
@@ -50,8 +50,11 @@ def register(subparsers: Any) -> None:
         description=(
             "Check one release of a suite against reliability rules. A rule passes when the "
             "lower bound of the metric's 95% CI (--min-ci-low, as multivon-eval's "
-            "assert_pass_hat_k) or its point estimate (--min-value) reaches the threshold. "
-            "UNKNOWN fails. Exit 0 when every rule passes, 1 otherwise, 2 on a usage error."
+            "assert_pass_hat_k) or its point estimate (--min-value) reaches the threshold, "
+            "or when the paired CI of its change against a base release stays above "
+            "-X (--max-drop X); it fails when the CI lies wholly on the wrong side, and is "
+            "UNDECIDED when the CI straddles the threshold. UNDECIDED and UNKNOWN fail. "
+            "Exit 0 when every rule passes, 1 otherwise, 2 on a usage error."
         ),
     )
     add_source_argument(gate)
@@ -69,6 +72,24 @@ def register(subparsers: Any) -> None:
         "--min-ci-low", type=float, metavar="X", help="required lower bound of the 95%% CI"
     )
     threshold.add_argument("--min-value", type=float, metavar="X", help="required point estimate")
+    threshold.add_argument(
+        "--max-drop",
+        type=float,
+        metavar="X",
+        help="largest drop allowed against the base release (paired 95%% CI)",
+    )
+    threshold.add_argument(
+        "--min-case-rate",
+        type=float,
+        metavar="X",
+        help="every evaluated case passes at least this share of its trials",
+    )
+    gate.add_argument(
+        "--base",
+        metavar="R",
+        help="the base release of --max-drop and of max_drop rules without their own "
+        "(default: the release before)",
+    )
     gate.add_argument("--slice", metavar="TAG", help="only cases with this tag (risk_tier:safety)")
     add_policy_option(gate)
     gate.add_argument(
@@ -107,25 +128,36 @@ def register(subparsers: Any) -> None:
     compare.set_defaults(handler=cmd_compare, walk_ahead=True)
 
 
+THRESHOLD_FLAGS = ("--min-ci-low", "--min-value", "--max-drop", "--min-case-rate")
+
+
 def _single_rule(args: argparse.Namespace) -> GateRule:
     from dashboard.analysis.policy import make_rule
 
-    if args.k is None or (args.min_ci_low is None and args.min_value is None):
+    values = {flag: getattr(args, flag[2:].replace("-", "_")) for flag in THRESHOLD_FLAGS}
+    given = {flag: value for flag, value in values.items() if value is not None}
+    if not given or (args.k is None and "--min-case-rate" not in given):
         raise UsageError(
-            "gate needs --k K with --min-ci-low X or --min-value X, or --policy FILE.toml"
+            "gate needs --k K with --min-ci-low X, --min-value X or --max-drop X, "
+            "or --min-case-rate X, or --policy FILE.toml"
         )
-    if args.k < 1:
+    if args.k is not None and args.k < 1:
         raise UsageError(f"--k must be at least 1, got {args.k}")
-    for flag, value in (("--min-ci-low", args.min_ci_low), ("--min-value", args.min_value)):
-        if value is not None and not 0.0 <= value <= 1.0:
+    for flag, value in given.items():
+        if not 0.0 <= value <= 1.0:
             raise UsageError(f"{flag} must be in [0, 1], got {value}")
-    return make_rule(
-        metric=args.metric or METRIC_PASS_HAT_K,
-        k=args.k,
-        min_ci_low=args.min_ci_low,
-        min_value=args.min_value,
-        slice=args.slice,
-    )
+    try:
+        return make_rule(
+            metric=args.metric or METRIC_PASS_HAT_K,
+            k=args.k,
+            min_ci_low=args.min_ci_low,
+            min_value=args.min_value,
+            max_drop=args.max_drop,
+            min_case_rate=args.min_case_rate,
+            slice=args.slice,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def gate_rules(args: argparse.Namespace) -> list[GateRule]:
@@ -141,6 +173,8 @@ def gate_rules(args: argparse.Namespace) -> list[GateRule]:
             ("--metric", args.metric),
             ("--min-ci-low", args.min_ci_low),
             ("--min-value", args.min_value),
+            ("--max-drop", args.max_drop),
+            ("--min-case-rate", args.min_case_rate),
             ("--slice", args.slice),
         )
         if value is not None
@@ -168,6 +202,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
             rules,
             count_agent_errors=args.count_agent_errors,
             strict=args.strict,
+            base=args.base,
         )
     except UnknownName as exc:
         raise UsageError(str(exc)) from exc

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dashboard.cli import ci, reports, review, simulate
+from dashboard.cli import ci, plan, reports, review, simulate
 from dashboard.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 from dashboard.data.walk import abandon_walk, walk_ahead
 
@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     reports.register(sub)
     ci.register(sub)
+    plan.register(sub)
     review.register(sub)
     simulate.register(sub)
     return parser

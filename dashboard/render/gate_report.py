@@ -1,6 +1,7 @@
 """A gate's verdicts as text: the sentence per rule, plain lines for a terminal,
 GitHub-flavoured Markdown for `$GITHUB_STEP_SUMMARY`, JUnit XML (one test case per
-rule), and the Gates page's table.
+rule, and one per case for a per-case rule, so a CI system names the case that failed),
+and the Gates page's table.
 
 Formatting only: every verdict comes from dashboard/analysis/gating.py. Must not:
 decide a verdict, import Streamlit, print, or write files.
@@ -19,6 +20,7 @@ from dashboard.analysis.estimates import policy_note
 from dashboard.analysis.gating import (
     FAILED,
     PASSED,
+    UNDECIDED,
     UNKNOWN,
     GateReport,
     GateVerdict,
@@ -26,7 +28,14 @@ from dashboard.analysis.gating import (
     RuleResult,
     verdict_of_row,
 )
-from dashboard.analysis.policy import USES_CI_LOW
+from dashboard.analysis.planning import DecidePlan
+from dashboard.analysis.policy import (
+    PER_CASE,
+    USES_CASE_RATE,
+    USES_CI_LOW,
+    USES_MAX_DROP,
+    GateRule,
+)
 from dashboard.render.formatting import one_line
 
 HOLDING_SHOWN: Final = 10
@@ -41,16 +50,61 @@ def verdict_line(v: GateVerdict) -> str:
     name = v.metric.replace("k", str(v.k))
     if v.verdict == UNKNOWN:
         return f"{name} gate UNKNOWN (fails): {v.reason}"
+    assert v.value is not None
+    if v.uses == USES_MAX_DROP:
+        return _drop_line(name, v)
+    if v.uses in PER_CASE:
+        return _per_case_line(v)
     bound = "CI lower bound" if v.uses == USES_CI_LOW else "value"
     observed = v.ci_low if v.uses == USES_CI_LOW else v.value
-    assert observed is not None and v.value is not None
-    op = ">=" if v.verdict == PASSED else "<"
+    assert observed is not None
+    op = {PASSED: ">=", FAILED: "<"}.get(v.verdict, "<")
     digits = _digits_to_show(observed, v.threshold)
+    numbers = f"({name} = {v.value:.3f}, CI [{v.ci_low:.3f}, {v.ci_high:.3f}], {v.n_cases} cases)"
+    if v.verdict == UNDECIDED:
+        return (
+            f"{name} gate UNDECIDED (fails): the CI [{v.ci_low:.3f}, {v.ci_high:.3f}] "
+            f"straddles the required {v.threshold:.{digits}f}; the evidence neither meets "
+            f"nor rules it out {numbers}"
+        )
+    if v.verdict == FAILED and v.uses == USES_CI_LOW:
+        return (
+            f"{name} gate FAILED: the whole CI is below the required "
+            f"{v.threshold:.{digits}f} {numbers}"
+        )
     return (
         f"{name} gate {v.verdict}: {bound} {observed:.{digits}f} {op} required "
-        f"{v.threshold:.{digits}f} ({name} = {v.value:.3f}, CI [{v.ci_low:.3f}, "
-        f"{v.ci_high:.3f}], {v.n_cases} cases)"
+        f"{v.threshold:.{digits}f} {numbers}"
     )
+
+
+def _drop_line(name: str, v: GateVerdict) -> str:
+    assert v.ci_low is not None and v.ci_high is not None and v.value is not None
+    change = (
+        f"Δ{name} {v.value:+.3f} against {v.base}, paired CI [{v.ci_low:+.3f}, "
+        f"{v.ci_high:+.3f}] over {v.n_cases} matched cases"
+    )
+    allowed = f"-{v.threshold:.3f}"
+    if v.verdict == PASSED:
+        return f"{name} regression gate PASSED: no drop beyond {allowed} ({change})"
+    if v.verdict == FAILED:
+        return f"{name} regression gate FAILED: it dropped beyond {allowed} ({change})"
+    return (
+        f"{name} regression gate UNDECIDED (fails): the CI straddles {allowed}; a drop "
+        f"that large is neither shown nor ruled out ({change})"
+    )
+
+
+def _per_case_line(v: GateVerdict) -> str:
+    assert v.value is not None
+    what = (
+        f"pass rate >= {v.threshold:.0%}"
+        if v.uses == USES_CASE_RATE
+        else f"pass^{v.k} >= {v.threshold:.3f}"
+    )
+    if v.verdict == PASSED:
+        return f"per-case gate PASSED: all {v.n_cases} cases reach {what} (weakest {v.value:.3f})"
+    return f"per-case gate FAILED: {v.reason} {what} (weakest {v.value:.3f})"
 
 
 def _digits_to_show(observed: float, threshold: float) -> int:
@@ -59,6 +113,25 @@ def _digits_to_show(observed: float, threshold: float) -> int:
         if observed == threshold or f"{observed:.{digits}f}" != f"{threshold:.{digits}f}":
             return digits
     return 10
+
+
+def plan_line(plan: DecidePlan) -> str:
+    """What more trials would do for an UNDECIDED rule, in one sentence."""
+    who = (
+        f"each of the {plan.cases} lottery case{'s' if plan.cases != 1 else ''}"
+        if plan.lottery
+        else f"each of the {plan.cases} cases"
+    )
+    if plan.extra is None:
+        return (
+            f"more trials alone would not decide it: with up to {plan.tried} more on {who}, "
+            f"{plan.decided:.0%} of simulated runs decide; the interval's width comes from "
+            "the number of cases (relidash plan sizes a design with more cases)"
+        )
+    return (
+        f"about {plan.extra} more trials on {who} ({plan.extra * plan.cases} in all) "
+        f"would decide it in {plan.decided:.0%} of simulated runs"
+    )
 
 
 def rule_line(result: RuleResult) -> str:
@@ -70,6 +143,12 @@ def rule_line(result: RuleResult) -> str:
     )
     line = verdict_line(result.verdict)
     return f"{prefix} {line}" if prefix else line
+
+
+def rule_detail(result: RuleResult) -> str:
+    """rule_line, and for an UNDECIDED rule what more trials would do."""
+    line = rule_line(result)
+    return f"{line}. {plan_line(result.plan).capitalize()}." if result.plan else line
 
 
 def strict_line(report: GateReport) -> str:
@@ -86,6 +165,8 @@ def gate_table_shown(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _holding_heading(result: RuleResult) -> str:
+    if result.rule.per_case:
+        return "cases below it (lowest first, passes/runs):"
     if not result.holding:
         return (
             f"no case is below 1.000 on {result.rule.metric_name}: the bound is held down by "
@@ -106,12 +187,14 @@ def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
     ]
     for result in report.results:
         out.append(rule_line(result))
-        if result.verdict.verdict != FAILED:
+        if result.plan is not None:
+            out.append(f"  {plan_line(result.plan)}")
+        if result.verdict.verdict not in (FAILED, UNDECIDED) or result.rule.uses == USES_MAX_DROP:
             continue
         out.append(f"  {_holding_heading(result)}")
         for case in result.holding[:limit]:
             out.append(
-                f"    {case.passes}/{case.runs}  {result.rule.metric_name} {case.value:.3f}  "
+                f"    {case.passes}/{case.runs}  {_measure(result.rule)} {case.value:.3f}  "
                 f"{_case_text(case)}"
             )
         if len(result.holding) > limit:
@@ -139,7 +222,7 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-_ICON: Final = {PASSED: "✅", FAILED: "❌", UNKNOWN: "⚠️"}
+_ICON: Final = {PASSED: "✅", FAILED: "❌", UNDECIDED: "❔", UNKNOWN: "⚠️"}
 
 
 def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
@@ -157,13 +240,12 @@ def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
     ]
     for r in report.results:
         v = r.verdict
-        observed = v.ci_low if r.rule.uses == USES_CI_LOW else v.value
-        bound = "CI low" if r.rule.uses == USES_CI_LOW else "value"
+        observed, required = _observed_required(r)
         ci = "—" if v.ci_low is None else f"[{v.ci_low:.3f}, {v.ci_high:.3f}]"
         name = f"{_md(r.rule.name)}: " if r.rule.name else ""
         out.append(
-            f"| {_ICON[v.verdict]} {v.verdict} | {name}{r.rule.metric_name} {bound} "
-            f"| {_md(r.rule.scope)} | {_fmt(observed)} | ≥ {r.rule.threshold:.3f} "
+            f"| {_ICON[v.verdict]} {v.verdict} | {name}{_md(_rule_cell(r))} "
+            f"| {_md(r.rule.scope)} | {observed} | {required} "
             f"| {_fmt(v.value)} | {ci} | {v.n_cases} |"
         )
     if report.strict:
@@ -177,7 +259,9 @@ def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         out += ["", "### Failures", ""]
     for r in details:
         out += [f"{_ICON[r.verdict.verdict]} **{_md(rule_line(r), 1000)}**", ""]
-        if r.verdict.verdict != FAILED:
+        if r.plan is not None:
+            out += [_md(plan_line(r.plan), 1000), ""]
+        if r.verdict.verdict not in (FAILED, UNDECIDED) or r.rule.uses == USES_MAX_DROP:
             continue
         if not r.holding:
             out += [_md(_holding_heading(r), 1000), ""]
@@ -185,9 +269,9 @@ def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         out += [
             f"<details><summary>{len(r.holding)} "
             f"{'case holds' if len(r.holding) == 1 else 'cases hold'} "
-            f"{r.rule.metric_name} down (lowest first)</summary>",
+            f"{_measure(r.rule)} down (lowest first)</summary>",
             "",
-            f"| Passes/runs | {r.rule.metric_name} | Case |",
+            f"| Passes/runs | {_measure(r.rule)} | Case |",
             "|---:|---:|---|",
         ]
         out += [
@@ -203,6 +287,53 @@ def render_markdown(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
     return "\n".join(out) + "\n"
 
 
+def _measure(rule: GateRule) -> str:
+    """What a rule's per-case values are: a pass rate, or the case's own metric at k."""
+    return "pass rate" if rule.uses == USES_CASE_RATE else rule.metric_name
+
+
+def _rule_cell(r: RuleResult) -> str:
+    """What the Markdown table's Rule column says a rule measures."""
+    if r.rule.uses == USES_MAX_DROP:
+        return f"Δ{r.rule.metric_name} against {r.verdict.base or 'the release before'}"
+    if r.rule.uses == USES_CASE_RATE:
+        return "each case's pass rate"
+    if r.rule.per_case:
+        return f"each case's {r.rule.metric_name}"
+    return f"{r.rule.metric_name} {'CI low' if r.rule.uses == USES_CI_LOW else 'value'}"
+
+
+def _observed_required(r: RuleResult) -> tuple[str, str]:
+    """The Markdown table's Observed and Required cells for one rule."""
+    v = r.verdict
+    if r.rule.uses == USES_MAX_DROP:
+        return _fmt(v.ci_low), f"≥ -{r.rule.threshold:.3f}"
+    if r.rule.per_case:
+        return _fmt(v.value), f"≥ {r.rule.threshold:.3f} each"
+    observed = v.ci_low if r.rule.uses == USES_CI_LOW else v.value
+    return _fmt(observed), f"≥ {r.rule.threshold:.3f}"
+
+
+def _case_testcases(r: RuleResult, classname: str, rule_name: str) -> list[ET.Element]:
+    """A per-case rule as one test case per evaluated case, failing exactly those below."""
+    elements = []
+    what = _measure(r.rule)
+    for check in r.cases:
+        case = check.case
+        label = f"{rule_name} / {case.case_id or _case_text(case)}"
+        element = ET.Element("testcase", {"classname": classname, "name": label, "time": "0"})
+        line = (
+            f"{case.passes}/{case.runs}  {what} {case.value:.3f} "
+            f"{'>=' if check.passed else '<'} {r.rule.threshold:.3f}  {_case_text(case)}"
+        )
+        if check.passed:
+            ET.SubElement(element, "system-out").text = line
+        else:
+            ET.SubElement(element, "failure", {"message": line, "type": FAILED}).text = line
+        elements.append(element)
+    return elements
+
+
 def render_junit(report: GateReport) -> str:
     """JUnit XML: one test suite, one test case per rule (plus one for --strict)."""
     cases: list[ET.Element] = []
@@ -213,6 +344,11 @@ def render_junit(report: GateReport) -> str:
         label = r.rule.label()
         seen[label] = seen.get(label, 0) + 1
         name = label if seen[label] == 1 else f"{label} #{seen[label]}"
+        if r.cases:
+            per_case = _case_testcases(r, classname, name)
+            failures += sum(e.find("failure") is not None for e in per_case)
+            cases.extend(per_case)
+            continue
         case = ET.Element("testcase", {"classname": classname, "name": name, "time": "0"})
         if not r.passed:
             failures += 1
@@ -220,10 +356,12 @@ def render_junit(report: GateReport) -> str:
                 case, "failure", {"message": rule_line(r), "type": r.verdict.verdict}
             )
             body = [rule_line(r)]
-            if r.verdict.verdict == FAILED:
+            if r.plan is not None:
+                body.append(plan_line(r.plan))
+            if r.verdict.verdict in (FAILED, UNDECIDED) and r.rule.uses != USES_MAX_DROP:
                 body.append(_holding_heading(r))
                 body += [
-                    f"{h.passes}/{h.runs}  {r.rule.metric_name} {h.value:.3f}  {_case_text(h)}"
+                    f"{h.passes}/{h.runs}  {_measure(r.rule)} {h.value:.3f}  {_case_text(h)}"
                     for h in r.holding
                 ]
             failure.text = "\n".join(body)

@@ -43,7 +43,8 @@ from dashboard.analysis.review import (
 from dashboard.analysis.verifying import MalformedPacket
 from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
-from dashboard.render.gate_report import rule_line, strict_line
+from dashboard.render.gate_report import rule_detail, strict_line
+from dashboard.render.review_tables import p_text, slices_note
 
 PACKET_BLOCK_ID: Final = "relidash-review"
 CSP: Final = (
@@ -65,6 +66,7 @@ h3 { font-size: 1.05em; margin: 18px 0 6px; }
 .verdict h1 { font-size: 3.2em; margin: 0; letter-spacing: 0.04em; }
 .verdict p { margin: 4px 0 0; font-size: 1.1em; }
 .PASSED { background: #1a7f37; } .FAILED { background: #cf222e; } .UNKNOWN { background: #9a6700; }
+.UNDECIDED { background: #6e40c9; }
 .badge { display: inline-block; min-width: 6em; text-align: center; color: #fff;
   border-radius: 4px; padding: 0 6px; margin-right: 8px; font-weight: 600; font-size: 0.85em; }
 ul.rules { list-style: none; padding: 0; } ul.rules > li { margin: 6px 0; }
@@ -234,7 +236,7 @@ def _verdict_header(r: Review) -> str:
 def _rules_section(r: Review) -> str:
     items = []
     for result in r.gate.results:
-        item = f"<li>{_badge(result.verdict.verdict)}{_e(rule_line(result))}"
+        item = f"<li>{_badge(result.verdict.verdict)}{_e(rule_detail(result))}"
         if result.verdict.verdict == FAILED and result.holding:
             shown = result.holding[:HOLDING_SHOWN]
             cases = [
@@ -343,13 +345,17 @@ def _slices_section(r: Review) -> str:
             pct(s.base),
             pct(s.head),
             delta_text(s.delta, s.ci_low, s.ci_high, s.pairs, s.unknown_reason),
+            p_text(s.p_value),
+            p_text(s.p_holm),
+            s.flag,
         )
         for s in r.slices
     ]
+    headers = ["slice (tag)", "base", "release", "paired Δ [95% CI]", "p", "p (Holm)", "flag"]
     return _section(
         "slices",
         title,
-        _table(["slice (tag)", "base", "release", "paired Δ [95% CI]"], rows, num=(1, 2, 3)),
+        f"<p>{_e(slices_note(r))}</p>" + _table(headers, rows, num=(1, 2, 3, 4, 5)),
     )
 
 
@@ -428,7 +434,9 @@ def _method_section(r: Review) -> str:
         f"95% confidence intervals: {INTERVAL_NOTE['cluster-bootstrap']}, percentile interval; "
         f"a {INTERVAL_NOTE['wilson']}.",
         "A metric is UNKNOWN when k exceeds the trials recorded for a case: it is never "
-        "extrapolated, and a rule that is UNKNOWN fails.",
+        "extrapolated, and a rule that is UNKNOWN fails. A rule is UNDECIDED when the 95% "
+        "interval straddles its threshold: the evidence neither meets nor rules out the "
+        "claim, more trials would decide it, and until then it is not a pass.",
         f"Error policy: {r.policy_text}",
         "The paired Δ against the base is the mean over matched cases of (release − base), "
         f"with a {PAIRED_INTERVAL}, which cancels each case's difficulty out of the difference. "

@@ -17,7 +17,7 @@ import pandas as pd
 from dashboard.analysis.cases import case_link_key
 from dashboard.analysis.comparing import LedgerEntry
 from dashboard.analysis.matching import story_link_key
-from dashboard.analysis.review import Review, envelope_meaning
+from dashboard.analysis.review import FAMILY_LEVEL, Review, envelope_meaning
 from dashboard.analysis.review_history import ReviewEntry
 from dashboard.render.formatting import (
     case_url,
@@ -28,7 +28,7 @@ from dashboard.render.formatting import (
     pct_ci,
     points,
 )
-from dashboard.render.gate_report import rule_line
+from dashboard.render.gate_report import rule_detail
 
 
 def headline(review: Review) -> list[dict[str, str]]:
@@ -93,7 +93,7 @@ def rules_table(review: Review) -> pd.DataFrame:
                 "rule": r.rule.label(),
                 "estimate": pct_ci(r.verdict.value, r.verdict.ci_low, r.verdict.ci_high),
                 "cases": r.verdict.n_cases,
-                "detail": rule_line(r),
+                "detail": rule_detail(r),
             }
             for r in review.gate.results
         ],
@@ -163,19 +163,39 @@ def ledger_counts(review: Review) -> str:
 
 
 def slices_table(review: Review) -> pd.DataFrame:
+    """Δpass^k per slice with its raw and Holm-adjusted p-values and the flag they give."""
+    k = review.k
     return pd.DataFrame(
         [
             {
                 "slice": s.tag,
                 "base": pct(s.base),
                 "head": pct(s.head),
-                f"Δ pass^{review.k}": delta_text(s.delta, s.ci_low, s.ci_high, s.pairs)
+                f"Δ pass^{k}": delta_text(s.delta, s.ci_low, s.ci_high, s.pairs)
                 if s.delta is not None
                 else s.unknown_reason,
+                "p": p_text(s.p_value),
+                "p (Holm)": p_text(s.p_holm),
+                "flag": s.flag,
             }
             for s in review.slices
         ],
-        columns=["slice", "base", "head", f"Δ pass^{review.k}"],
+        columns=["slice", "base", "head", f"Δ pass^{k}", "p", "p (Holm)", "flag"],
+    )
+
+
+def p_text(p: float | None) -> str:
+    return "" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def slices_note(review: Review) -> str:
+    """How the slices' flags were decided, with the number of slices tested."""
+    tested = sum(s.p_holm is not None for s in review.slices)
+    flagged = sum(bool(s.flag) for s in review.slices)
+    return (
+        f"{tested} slice{'s' if tested != 1 else ''} tested; a slice is flagged only when its "
+        f"Holm-adjusted p-value is below {FAMILY_LEVEL:.0%} (family-wise), so reading every "
+        f"row does not multiply false alarms. {flagged} flagged."
     )
 
 

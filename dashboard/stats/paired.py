@@ -50,12 +50,15 @@ _CHUNK_CELLS: Final = 4_000_000
 
 @dataclass(frozen=True)
 class PairedDelta:
-    """mean(head − base) over matched cases, with its paired bootstrap interval."""
+    """mean(head − base) over matched cases, with its paired bootstrap interval and the
+    two-sided bootstrap p-value of "no change" (the share of resample means on the far
+    side of zero, doubled; (count + 1) / (n_boot + 1) so it is never 0)."""
 
     delta: float
     ci_low: float
     ci_high: float
     n_pairs: int
+    p_value: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,37 @@ def paired_bootstrap_ci(
     differences = head_arr - base_arr
     point = float(differences.mean())
     indices = cpython_choice_indices(differences.size, n_boot, seed)
-    low, high = _interval(_resample_means(differences, indices), point, confidence)
-    return PairedDelta(point, low, high, int(differences.size))
+    means = _resample_means(differences, indices)
+    low, high = _interval(means, point, confidence)
+    return PairedDelta(point, low, high, int(differences.size), _p_value(means))
+
+
+def _p_value(means: FloatArray) -> float:
+    """Two-sided bootstrap p-value of a zero mean: the percentile interval at level
+    1 − p just reaches zero (Efron & Tibshirani 1993, §16.4)."""
+    below = int((means <= 0.0).sum())
+    above = int((means >= 0.0).sum())
+    tail = (min(below, above) + 1) / (means.size + 1)
+    return float(min(1.0, 2.0 * tail))
+
+
+def holm_adjusted(p_values: npt.ArrayLike) -> FloatArray:
+    """Holm's step-down adjustment of a family of p-values (same order as given): reject
+    where the adjusted value is below the family-wise level. Controls the family-wise
+    error rate under any dependence between the tests.
+
+    References: Holm 1979, "A simple sequentially rejective multiple test procedure",
+    Scandinavian Journal of Statistics 6(2).
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1 or ((p < 0) | (p > 1) | ~np.isfinite(p)).any():
+        raise ValueError("p-values must be a 1-D array of numbers in [0, 1]")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
+    adjusted = np.empty(m)
+    adjusted[order] = stepped
+    return adjusted
 
 
 def unpaired_bootstrap_ci(

@@ -18,8 +18,10 @@ from dashboard.render.gate_report import gate_table_shown
 version, suites, count_errors = report_page("Gates")
 st.caption(
     "As multivon-eval's assert_pass_hat_k(k, min_ci_low): a release passes when the lower bound "
-    "of its 95% pass^k CI reaches the threshold. UNKNOWN (k beyond the recorded runs, or no "
-    "evaluated cases) fails: an ungateable claim is never a pass."
+    "of its 95% pass^k CI reaches the threshold, and fails when the whole CI is below it. "
+    "UNDECIDED (the CI straddles the threshold: more trials would decide) and UNKNOWN (k beyond "
+    "the recorded runs, or no evaluated cases) fail: an undecided or ungateable claim is never "
+    "a pass."
 )
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
@@ -55,7 +57,7 @@ shown = gate_table_shown(table)
 latest = shown[table["release_rank"] == table["release_rank"].max()]
 for verdict in latest.itertuples(index=False):
     line = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
-    (st.success if verdict.verdict == "PASSED" else st.error)(line)
+    {"PASSED": st.success, "FAILED": st.error}.get(verdict.verdict, st.warning)(line)
 chart(
     charts.gate_chart(table, list(releases["release"]), k),
     description=f"pass^{k} CI of each release and slice against its rule's threshold; "
@@ -64,7 +66,9 @@ chart(
 data_table(shown)
 holding = app_state.holding_table(version, suite, k, rules, count_errors)
 if not holding.empty:
-    st.subheader(f"Cases holding the failed rules down in {md(releases['release'].iloc[-1])}")
+    st.subheader(
+        f"Cases holding the failed or undecided rules down in {md(releases['release'].iloc[-1])}"
+    )
     st.dataframe(
         with_case_links(holding, suite),
         hide_index=True,

@@ -73,6 +73,7 @@ else:
     )
     download(ledger, f"ledger-{suite}-{release}")
     st.caption(f"Δ pass^{review.k} per slice (paired, over the cases both releases evaluated)")
+    st.caption(review_tables.slices_note(review))
     st.dataframe(review_tables.slices_table(review), hide_index=True, width="stretch")
 
 st.subheader("Lottery cases of this release")
