@@ -340,23 +340,14 @@ def _slices_section(r: Review) -> str:
         why = "No base (first release)." if r.comparison is None else "No case carries a tag."
         return _section("slices", title, f"<p>{why}</p>")
     rows = [
-        (
-            _code(s.tag),
-            pct(s.base),
-            pct(s.head),
-            delta_text(s.delta, s.ci_low, s.ci_high, s.pairs, s.unknown_reason),
-            p_text(s.p_value),
-            p_text(s.p_holm),
-            s.flag,
-        )
+        (_code(s.tag), pct(s.base), pct(s.head))
+        + (delta_text(s.delta, s.ci_low, s.ci_high, s.pairs, s.unknown_reason),)
+        + (p_text(s.p_value), p_text(s.p_holm), s.flag)
         for s in r.slices
     ]
     headers = ["slice (tag)", "base", "release", "paired Δ [95% CI]", "p", "p (Holm)", "flag"]
-    return _section(
-        "slices",
-        title,
-        f"<p>{_e(slices_note(r))}</p>" + _table(headers, rows, num=(1, 2, 3, 4, 5)),
-    )
+    table = _table(headers, rows, num=(1, 2, 3, 4, 5))
+    return _section("slices", title, f"<p>{_e(slices_note(r))}</p>{table}")
 
 
 def _lottery_section(r: Review) -> str:
