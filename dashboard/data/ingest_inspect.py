@@ -55,6 +55,20 @@ def read_inspect_logs(
             batch.files.append((entry, digest, None))
             batch.problems.append((entry.path, "file", os_reason(exc)))
             continue
+        except MemoryError:
+            # one log's member too large for the memory this process has: that log's
+            # problem, while the memory it took is released and the rest loads
+            batch.files.append((entry, digest, None))
+            batch.problems.append(
+                (
+                    entry.path,
+                    "file",
+                    "needs more memory to read than this process has (a member decompresses "
+                    "to more than fits); lower --max-file-mb to skip such logs, or give "
+                    "relidash more memory",
+                )
+            )
+            continue
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             # a field of a shape Inspect never writes (a hand-edited or foreign file)
             batch.files.append((entry, digest, None))

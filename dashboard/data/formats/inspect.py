@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dashboard.data.formats.zip_members import ArchiveError, Member, read_directory, read_member
+from dashboard.data.formats.zip_members import (
+    LIMIT_HINT,
+    ArchiveError,
+    Member,
+    read_directory,
+    read_member,
+)
 
 KNOWN_VERSIONS = (1, 2)
 CONFIG_NAME = "relidash.toml"
@@ -135,12 +141,28 @@ def _read_bytes(path: str) -> bytes:
         return handle.read()
 
 
-def parse_json(raw: bytes, what: str) -> Any:
+def parse_json(raw: bytes | bytearray, what: str) -> Any:
     """JSON as Inspect writes it: bare NaN and Infinity allowed (Python's reader takes them)."""
+    return _parse_text(_decode(raw, what), what)
+
+
+def member_json(handle: Any, member: Member, max_bytes: int, hint: str = LIMIT_HINT) -> Any:
+    """A `.eval` member's JSON. The decompressed bytes are dropped once decoded, before the
+    parse, so that a large member is held twice at most for the moment of decoding."""
+    what = f"its member {member.name}"
+    return _parse_text(_decode(read_member(handle, member, max_bytes, hint), what), what)
+
+
+def _decode(raw: bytes | bytearray, what: str) -> str:
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise LogProblem(f"{what} is not UTF-8 text (invalid byte at offset {exc.start})") from exc
+
+
+def _parse_text(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
     except RecursionError as exc:
         raise LogProblem(f"{what} nests objects too deeply to be an Inspect log") from exc
     except ValueError as exc:
@@ -194,9 +216,9 @@ def _read_eval(handle: Any, size: int, max_bytes: int) -> InspectLog:
     try:
         members = read_directory(handle, size)
         if HEADER in members:
-            header = _member_json(handle, members[HEADER], max_bytes)
+            header = member_json(handle, members[HEADER], max_bytes)
         elif JOURNAL_START in members:
-            header = _member_json(handle, members[JOURNAL_START], max_bytes)
+            header = member_json(handle, members[JOURNAL_START], max_bytes)
         else:
             raise LogProblem(
                 "is a zip archive but not an Inspect log: it has neither header.json nor "
@@ -208,7 +230,7 @@ def _read_eval(handle: Any, size: int, max_bytes: int) -> InspectLog:
         spec = _eval_spec(header)
         summaries = _eval_summaries(handle, members, max_bytes)
         reductions = (
-            _list_of_dicts(_member_json(handle, members[REDUCTIONS], max_bytes))
+            _list_of_dicts(member_json(handle, members[REDUCTIONS], max_bytes))
             if REDUCTIONS in members
             else []
         )
@@ -228,16 +250,12 @@ def _read_eval(handle: Any, size: int, max_bytes: int) -> InspectLog:
     return log
 
 
-def _member_json(handle: Any, member: Member, max_bytes: int) -> Any:
-    return parse_json(read_member(handle, member, max_bytes), f"its member {member.name}")
-
-
 def _eval_summaries(
     handle: Any, members: dict[str, Member], max_bytes: int
 ) -> list[dict[str, Any]]:
     """summaries.json, else every journal summary file in write order (an interrupted log)."""
     if SUMMARIES in members:
-        rows = _member_json(handle, members[SUMMARIES], max_bytes)
+        rows = member_json(handle, members[SUMMARIES], max_bytes)
         if not isinstance(rows, list):
             raise LogProblem("is an Inspect log whose summaries.json is not a list")
         return _dedupe(rows)
@@ -246,7 +264,7 @@ def _eval_summaries(
     )
     rows = []
     for _, name in journal:
-        part = _member_json(handle, members[name], max_bytes)
+        part = member_json(handle, members[name], max_bytes)
         if not isinstance(part, list):
             raise LogProblem(f"is an Inspect log whose {name} is not a list")
         rows += part

@@ -19,10 +19,11 @@ from typing import Any
 from dashboard.data.formats.inspect import (
     LogProblem,
     content_text,
+    member_json,
     parse_json,
     value_to_float,
 )
-from dashboard.data.formats.zip_members import ArchiveError, read_directory, read_member
+from dashboard.data.formats.zip_members import ArchiveError, read_directory
 
 ATTACHMENT = "attachment://"
 _ATTACHMENT_REF = re.compile(r"attachment://([0-9A-Za-z_-]+)")
@@ -30,9 +31,11 @@ INLINE_ARGUMENT = 120  # longer (or multi-line) string arguments are shown as a 
 
 
 def read_sample_epochs(
-    path: str, size: int, sample_id: int | str, max_bytes: int
+    path: str, size: int, sample_id: int | str, max_bytes: int, hint: str = ""
 ) -> dict[int, dict[str, Any]]:
-    """Every recorded epoch of one sample, by epoch number (LogProblem if unreadable)."""
+    """Every recorded epoch of one sample, by epoch number (LogProblem if unreadable).
+
+    A member decompressing past `max_bytes` is refused; `hint` says how to raise it."""
     with open(path, "rb") as handle:
         if handle.read(4).startswith((b"PK\x03\x04", b"PK\x05\x06")):
             try:
@@ -42,9 +45,7 @@ def read_sample_epochs(
                 for name, member in members.items():
                     epoch = name[len(prefix) : -len(".json")]
                     if name.startswith(prefix) and name.endswith(".json") and epoch.isdigit():
-                        data = parse_json(
-                            read_member(handle, member, max_bytes), f"its member {name}"
-                        )
+                        data = member_json(handle, member, max_bytes, hint)
                         if isinstance(data, dict):
                             out[int(epoch)] = data
                 return out
