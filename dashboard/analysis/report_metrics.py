@@ -94,7 +94,7 @@ def reports_metrics(inputs: Sequence[MetricInputs]) -> MetricsBatch:
         results = dict(zip(METRICS, estimates[i * per_report : (i + 1) * per_report], strict=True))
         rid = report.report_id
         rows += [_metric_row(rid, r) for per_k in results.values() for r in per_k]
-        default_k = 1 if is_missing(report.runs_per_case) else int(report.runs_per_case)
+        default_k = 1 if is_missing(report.runs_per_case) else max(1, int(report.runs_per_case))
         lottery += [
             (rid, int(case_idx[idx]), rank)
             for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1)

@@ -116,6 +116,17 @@ def log_rows(log: InspectLog, settings: InspectSettings) -> LogRows:
             "value_to_float maps to 0 (a failed trial); name a scalar scorer with "
             "[inspect] scorer in relidash.toml"
         )
+    unscored = sum(1 for t in rows.trials if t[4] == "skipped")
+    if unscored and not counts:
+        # Inspect leaves NaN scores out of its metrics, which are NaN when nothing is left
+        errored = sum(1 for t in rows.trials if t[4] == "model_error")
+        rows.warnings.append(
+            f"its scorer {scorer!r} scored no sample: {unscored} of {len(rows.trials)} epochs "
+            "are NaN (Inspect's sentinel for a sample it did not score)"
+            + (f" and {errored} errored" if errored else "")
+            + "; no sample is evaluated, so its pass@k and pass^k are UNKNOWN, as Inspect's "
+            "own metrics for this scorer are NaN"
+        )
     if threshold == 1.0:
         rows.warnings += _reduction_warnings(log, scorer, counts)
     return rows
@@ -154,7 +165,8 @@ def _report_row(log: InspectLog, rows: LogRows, scorer: str, threshold: float) -
         "format": f"inspect-ai {package or '(version not recorded)'} (log v{log.version})",
         "schema": f"inspect-ai/log-v{log.version}/{log.container}",
         "recorded_at": spec.get("created"),
-        "runs_per_case": max(runs) if runs else None,
+        # no sample with a scored or errored epoch (every one unscored): no run to count
+        "runs_per_case": max(runs, default=0) or None,
         "cases_total": len(cases),
         "cases_evaluated": sum(1 for c in cases if c[6] is not None),
         "cases_errored": sum(1 for c in cases if c[3] == "model_error"),
