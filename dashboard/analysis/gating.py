@@ -32,6 +32,7 @@ from dashboard.analysis.policy import GateRule
 from dashboard.analysis.releases import find_release, find_suite_releases, shown_cases
 from dashboard.analysis.slices import check_slices, in_slice
 from dashboard.analysis.summary import load_problems, report_overview
+from dashboard.data.formats import MULTIVON
 from dashboard.data.queries import run_query
 from dashboard.stats import METRIC_PASS_HAT_K, pass_at_k, pass_hat_k
 
@@ -79,9 +80,11 @@ def gate_verdict(
     threshold: float,
     metric: str = METRIC_PASS_HAT_K,
     uses: str = "ci_low",
+    harness: str = MULTIVON,
 ) -> GateVerdict:
-    """multivon-eval's assert_pass_hat_k(k, min_ci_low): UNKNOWN never passes."""
-    r = estimate(n, c, k, metric)
+    """multivon-eval's assert_pass_hat_k(k, min_ci_low): UNKNOWN never passes (and says
+    why in the words of the harness that wrote the cases)."""
+    r = estimate(n, c, k, metric, harness)
     if r.value is None:
         return GateVerdict(
             "UNKNOWN", metric, k, None, None, None, r.n_cases, threshold, uses, r.unknown_reason
@@ -110,7 +113,7 @@ def gate_table(
         group = cases[cases["report_id"] == rel.report_id]
         for tag, threshold in rules:
             n, c = evaluated_arrays(group[in_slice(group, tag)])
-            v = gate_verdict(n, c, k, threshold)
+            v = gate_verdict(n, c, k, threshold, harness=str(rel.harness))
             rows.append(
                 {
                     "release": rel.release,
@@ -260,11 +263,13 @@ def _no_cases_reason(cases: pd.DataFrame, rule: GateRule, release: str) -> str:
     )
 
 
-def evaluate_rule(cases: pd.DataFrame, rule: GateRule, release: str = "") -> RuleResult:
+def evaluate_rule(
+    cases: pd.DataFrame, rule: GateRule, release: str = "", harness: str = MULTIVON
+) -> RuleResult:
     """One rule on one report's cases (suite_cases rows, in file order)."""
     members = cases[in_slice(cases, rule.slice)]
     n, c = evaluated_arrays(members)
-    verdict = gate_verdict(n, c, rule.k, rule.threshold, rule.metric, rule.uses)
+    verdict = gate_verdict(n, c, rule.k, rule.threshold, rule.metric, rule.uses, harness)
     if verdict.verdict == UNKNOWN:
         if verdict.n_cases == 0:
             verdict = dataclasses.replace(verdict, reason=_no_cases_reason(cases, rule, release))
@@ -274,9 +279,9 @@ def evaluate_rule(cases: pd.DataFrame, rule: GateRule, release: str = "") -> Rul
 
 
 def evaluate_rules(
-    cases: pd.DataFrame, rules: Sequence[GateRule], release: str = ""
+    cases: pd.DataFrame, rules: Sequence[GateRule], release: str = "", harness: str = MULTIVON
 ) -> tuple[RuleResult, ...]:
-    return tuple(evaluate_rule(cases, rule, release) for rule in rules)
+    return tuple(evaluate_rule(cases, rule, release, harness) for rule in rules)
 
 
 def run_gate(
@@ -304,6 +309,6 @@ def run_gate(
         file=str(row["file"]),
         count_agent_errors=count_agent_errors,
         strict=strict,
-        results=evaluate_rules(this, rules, str(row["release"])),
+        results=evaluate_rules(this, rules, str(row["release"]), str(row["harness"])),
         problems=tuple((str(p.scope), str(p.reason)) for p in own.itertuples(index=False)),
     )
