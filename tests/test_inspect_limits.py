@@ -26,6 +26,10 @@ from typing import Any
 import pytest
 import zstandard
 
+from dashboard.analysis import loading, summary
+from dashboard.data.catalog import MEMORY, open_catalog
+from dashboard.data.formats.inspect import LogProblem
+from dashboard.data.formats.inspect_transcript import read_sample_epochs
 from dashboard.data.formats.zip_members import (
     DEFLATED,
     STORED,
@@ -256,3 +260,42 @@ def test_a_member_too_large_for_the_memory_left_is_a_problem(tmp_path: Path) -> 
     assert set(problems) == {"large.eval"}, result["problems"]
     assert "more memory" in problems["large.eval"]
     assert result["reports"] == sorted(f"good/{p.name}" for p in FIXTURES.iterdir())
+
+
+# ---- a log's members add up to the limit, not each to it ----------------------------------
+
+
+def test_members_within_the_limit_each_but_over_it_together_are_a_problem(
+    tmp_path: Path,
+) -> None:
+    """A journal of summaries (an interrupted log) and a sample's epochs are read member by
+    member; what they decompress to together is held to the limit as one member is."""
+    with GOOD_EVAL.open("rb") as handle:
+        directory = read_directory(handle, GOOD_EVAL.stat().st_size)
+    journal = {n: m for n, m in directory.items() if n.startswith("_journal/")}
+    kept = [e for e in good_entries() if e[0] in journal or e[0].startswith("samples/")]
+    root = tmp_path / "reports"
+    root.mkdir()
+    (root / "journal.eval").write_bytes(zip_bytes(kept))
+    biggest = max(m.size for m in journal.values())
+    together = sum(m.size for m in journal.values())
+    assert biggest < together // 2
+
+    for limit, loads in ((together - 1, False), (together, True)):
+        con = open_catalog(MEMORY)
+        loading.refresh_catalog(con, root, max_bytes=limit)
+        document = summary.summary_json(con)
+        con.close()
+        assert bool(document["reports"]) is loads
+        if not loads:
+            (problem,) = document["problems"]
+            assert problem["file"] == "journal.eval"
+            assert "size limit together" in problem["reason"]
+
+    epochs = {n: m for n, m in directory.items() if n.startswith(first_sample_member(kept)[:-7])}
+    sample_id = first_sample_member(kept).removeprefix("samples/").split("_epoch_")[0]
+    path = str(root / "journal.eval")
+    size = (root / "journal.eval").stat().st_size
+    assert len(read_sample_epochs(path, size, int(sample_id), 1 << 20)) == len(epochs) > 1
+    with pytest.raises(LogProblem, match="size limit together"):
+        read_sample_epochs(path, size, int(sample_id), sum(m.size for m in epochs.values()) - 1)

@@ -18,8 +18,8 @@ from typing import Any
 
 from dashboard.data.formats.inspect import (
     LogProblem,
+    MemberBudget,
     content_text,
-    member_json,
     parse_json,
     value_to_float,
 )
@@ -35,17 +35,19 @@ def read_sample_epochs(
 ) -> dict[int, dict[str, Any]]:
     """Every recorded epoch of one sample, by epoch number (LogProblem if unreadable).
 
-    A member decompressing past `max_bytes` is refused; `hint` says how to raise it."""
+    Its members decompressing past `max_bytes` together are refused; `hint` says how to
+    raise it."""
     with open(path, "rb") as handle:
         if handle.read(4).startswith((b"PK\x03\x04", b"PK\x05\x06")):
             try:
                 members = read_directory(handle, size)
+                budget = MemberBudget(max_bytes, hint)
                 prefix = f"samples/{sample_id}_epoch_"
                 out = {}
                 for name, member in members.items():
                     epoch = name[len(prefix) : -len(".json")]
                     if name.startswith(prefix) and name.endswith(".json") and epoch.isdigit():
-                        data = member_json(handle, member, max_bytes, hint)
+                        data = budget.read_json(handle, member)
                         if isinstance(data, dict):
                             out[int(epoch)] = data
                 return out
