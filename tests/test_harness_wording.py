@@ -35,7 +35,7 @@ from dashboard.analysis.slices import slice_metrics
 from dashboard.analysis.summary import report_overview
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats import INSPECT, MULTIVON
-from dashboard.data.formats.unknown_wording import k_beyond_runs
+from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, suite_pass_k
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,6 +83,14 @@ WORDS = {INSPECT_SUITE: in_inspect_words, MULTIVON_SUITE: in_multivon_words}
 
 
 # ---- one place: multivon-eval's words are the stats floor's -----------------------------
+
+
+def test_no_cases_words() -> None:
+    (result,) = suite_pass_k(
+        np.array([], dtype=np.int64), np.array([], dtype=np.int64), [1], METRIC_PASS_AT_K
+    )
+    assert no_cases(MULTIVON) == result.unknown_reason
+    assert no_cases(INSPECT).startswith("UNKNOWN — no sample has a scored epoch")
 
 
 def test_multivon_words_are_the_stats_text() -> None:

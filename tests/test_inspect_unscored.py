@@ -15,9 +15,13 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
 from test_inspect_input import members_of, write_eval
 
 from dashboard.analysis import loading, summary
@@ -25,6 +29,7 @@ from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.transcripts import read_case_trials
 
 REPO = Path(__file__).resolve().parents[1]
+APP = REPO / "dashboard" / "app" / "main.py"
 FIXTURES = REPO / "tests" / "fixtures" / "inspect" / "ticket_triage"
 GOOD_EVAL = FIXTURES / "v2.0.0_epochs3.eval"
 GOOD_JSON = FIXTURES / "v2.1.0_epochs5_json.json"
@@ -145,3 +150,56 @@ def test_nan_epochs_are_left_out_as_inspects_reducers_leave_them(tmp_path: Path)
     cell = report["pass_hat_k"][str(epochs)]
     assert cell["value"] is None and "1 of" in cell["unknown_reason"]
     assert not math.isnan(report["pass_at_k"]["1"]["value"])
+
+
+# ---- the pages -----------------------------------------------------------------------------
+
+PAGE_TITLES = {
+    "releases": "Releases",
+    "slices": "Slices",
+    "lottery": "Lottery cases",
+    "case": "Case",
+    "gates": "Gates",
+    "data": "Data",
+    "review": "Release review",
+}
+
+
+@pytest.fixture
+def app_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """The fixtures and, as the suite's latest release, a log its scorer never scored."""
+    root = tmp_path / "reports"
+    shutil.copytree(FIXTURES, root / "good")
+    unscored_eval(root / "unscored.eval")
+    members = members_of(root / "unscored.eval")
+    header = json.loads(members["header.json"])
+    header["eval"]["metadata"] = {**(header["eval"].get("metadata") or {}), "release": "v9.0.0"}
+    write_eval(root / "unscored.eval", {**members, "header.json": json.dumps(header).encode()})
+    monkeypatch.setenv("RELIDASH_REPORTS", str(root))
+    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
+    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
+    monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
+    monkeypatch.delenv("RELIDASH_POLICY", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield root
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def test_every_page_works_with_an_all_unscored_release(app_on: Path) -> None:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run(timeout=60)
+    at.query_params.update({"suite": "ticket_triage", "release": "v9.0.0"})
+    for page, title in PAGE_TITLES.items():
+        at.switch_page(f"page_scripts/{page}.py")
+        at.run(timeout=60)
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert [t.value for t in at.title] == [title], page
+        if page == "releases":  # the pass-k curve of the unscored release says why
+            at.selectbox(key="releases_release").set_value("v9.0.0").run(timeout=60)
+            assert not at.exception, [e.value for e in at.exception]
+            captions = [c.value for c in at.caption]
+            assert any("no sample has an epoch scored by 'resolution'" in c for c in captions)
+            curve = "k ≥ 1: UNKNOWN — no sample has a scored epoch to estimate from"
+            assert any(c.startswith(curve) for c in captions), captions

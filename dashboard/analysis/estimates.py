@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from dashboard.data.formats import MULTIVON
-from dashboard.data.formats.unknown_wording import k_beyond_runs
+from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -99,9 +99,14 @@ def pass_k_results(
 
 
 def in_harness_words(result: PassKResult, n: np.ndarray, harness: str) -> PassKResult:
-    """A result UNKNOWN because k exceeds the fewest trials of the cases `n`, with its
-    reason in the harness's terms (its option for more trials: `--runs`, `--epochs`)."""
-    if result.value is not None or result.runs < 1 or result.k <= result.runs:
+    """A result UNKNOWN because no case is evaluated, or because k exceeds the fewest
+    trials of the cases `n`, with its reason in the harness's terms (its option for more
+    trials: `--runs`, `--epochs`)."""
+    if result.value is not None:
+        return result
+    if result.n_cases == 0:
+        return replace(result, unknown_reason=no_cases(harness))
+    if result.runs < 1 or result.k <= result.runs:
         return result
     uneven = bool((np.asarray(n) != result.runs).any())
     return replace(result, unknown_reason=k_beyond_runs(harness, result.k, result.runs, uneven))

@@ -165,8 +165,7 @@ def _report_row(log: InspectLog, rows: LogRows, scorer: str, threshold: float) -
         "format": f"inspect-ai {package or '(version not recorded)'} (log v{log.version})",
         "schema": f"inspect-ai/log-v{log.version}/{log.container}",
         "recorded_at": spec.get("created"),
-        # no sample with a scored or errored epoch (every one unscored): no run to count
-        "runs_per_case": max(runs, default=0) or None,
+        "runs_per_case": max(runs) if runs else None,
         "cases_total": len(cases),
         "cases_evaluated": sum(1 for c in cases if c[6] is not None),
         "cases_errored": sum(1 for c in cases if c[3] == "model_error"),

@@ -29,6 +29,7 @@ class RunTerms:
     matched: str  # the matched pair of cases with the fewest, comparing two releases
     option: str  # the harness's option that records more of them
     declines: str  # the closing sentence: nobody extrapolates
+    no_cases: str  # UNKNOWN with nothing evaluated to estimate from
 
 
 TERMS = {
@@ -40,6 +41,7 @@ TERMS = {
         matched="the shortest-run matched case",
         option="--runs",
         declines="multivon-eval does not extrapolate.",
+        no_cases="UNKNOWN — no evaluated cases to estimate from.",
     ),
     INSPECT: RunTerms(
         trials="scored epochs",
@@ -49,6 +51,8 @@ TERMS = {
         matched="the shortest matched sample",
         option="--epochs",
         declines="relidash does not extrapolate.",
+        no_cases="UNKNOWN — no sample has a scored epoch to estimate from (each epoch was "
+        "left unscored, NaN, or errored).",
     ),
 }
 
@@ -68,6 +72,11 @@ def k_beyond_runs(harness: Any, k: int, runs: int, uneven: bool) -> str:
         f"UNKNOWN — k={k} exceeds the {runs} {noun} of {where}; rerun with "
         f"{words.option} >= {k} or pass k <= {runs}. {words.declines}"
     )
+
+
+def no_cases(harness: Any) -> str:
+    """UNKNOWN when no case (sample) is evaluated."""
+    return terms(harness).no_cases
 
 
 def k_beyond_matched(harness: Any, k: int, shortest: int) -> str:
