@@ -195,7 +195,7 @@ class _Slice:
 
 def _decompress_into(source: _Slice, member: Member, out: memoryview) -> tuple[int, bool]:
     """Fill `out` with the member's decompressed bytes: (bytes written, whether the member
-    holds more than `out` takes). Never produces more than one chunk past `out`."""
+    holds more than `out` takes). Never decompresses more than one byte past `out`."""
     if member.method == STORED:
         got = _fill(source.read, out)
         return got, bool(source.read(1))
