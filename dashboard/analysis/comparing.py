@@ -41,6 +41,7 @@ from dashboard.analysis.matching import BY_CASE_ID, BY_INPUT_ACROSS_IDS, keyed_r
 from dashboard.analysis.releases import find_release, find_suite_releases
 from dashboard.analysis.slices import check_slices
 from dashboard.analysis.summary import report_overview
+from dashboard.data.formats import MULTIVON
 from dashboard.data.queries import run_query
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K
 
@@ -276,7 +277,9 @@ def default_k(pairs: Sequence[LedgerEntry]) -> int:
     return int(min(n_base.min(), n_head.min()))
 
 
-def metric_deltas(pairs: Sequence[LedgerEntry], k: int) -> tuple[MetricDelta, ...]:
+def metric_deltas(
+    pairs: Sequence[LedgerEntry], k: int, harness: str = MULTIVON
+) -> tuple[MetricDelta, ...]:
     """Δpass@1, Δpass@k, Δpass^k over the pairs, each with its paired bootstrap CI."""
     specs = (
         (DELTA_KEYS[0], METRIC_PASS_AT_K, 1),
@@ -284,16 +287,21 @@ def metric_deltas(pairs: Sequence[LedgerEntry], k: int) -> tuple[MetricDelta, ..
         (DELTA_KEYS[2], METRIC_PASS_HAT_K, k),
     )
     counts = _pair_counts(pairs)
-    return tuple(counts_delta(counts, key, metric, kk) for key, metric, kk in specs)
+    return tuple(counts_delta(counts, key, metric, kk, harness) for key, metric, kk in specs)
 
 
 def compare_cases(
-    base: pd.DataFrame, head: pd.DataFrame, k: int | None = None, tag: str | None = None
+    base: pd.DataFrame,
+    head: pd.DataFrame,
+    k: int | None = None,
+    tag: str | None = None,
+    harness: str = MULTIVON,
 ) -> tuple[
     int, str, tuple[MetricDelta, ...], list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]
 ]:
-    """(k, k_source, deltas, matched, added, removed) for two reports' suite_cases rows."""
-    return compare_case_rows(base.to_dict("records"), head.to_dict("records"), k, tag)
+    """(k, k_source, deltas, matched, added, removed) for two reports' suite_cases rows
+    (`harness`: the head report's, whose words an UNKNOWN delta uses)."""
+    return compare_case_rows(base.to_dict("records"), head.to_dict("records"), k, tag, harness)
 
 
 def compare_case_rows(
@@ -301,6 +309,7 @@ def compare_case_rows(
     head: Sequence[dict[str, Any]],
     k: int | None = None,
     tag: str | None = None,
+    harness: str = MULTIVON,
 ) -> tuple[
     int, str, tuple[MetricDelta, ...], list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]
 ]:
@@ -310,7 +319,7 @@ def compare_case_rows(
     k_source = "given"
     if k is None:
         k, k_source = default_k(pairs), "the largest k every matched case supports"
-    return k, k_source, metric_deltas(pairs, k), matched, added, removed
+    return k, k_source, metric_deltas(pairs, k, harness), matched, added, removed
 
 
 def compare_releases(
@@ -332,7 +341,9 @@ def compare_releases(
     check_slices(cases, suite, [tag])
     base_cases = cases[cases["report_id"] == base_row["report_id"]]
     head_cases = cases[cases["report_id"] == head_row["report_id"]]
-    k, k_source, deltas, matched, added, removed = compare_cases(base_cases, head_cases, k, tag)
+    k, k_source, deltas, matched, added, removed = compare_cases(
+        base_cases, head_cases, k, tag, str(head_row["harness"])
+    )
     rule = match_rule(base_cases.to_dict("records"), head_cases.to_dict("records"))
     return Comparison(
         suite=suite,

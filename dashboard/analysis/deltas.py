@@ -13,6 +13,8 @@ from typing import Any, Final
 
 import numpy as np
 
+from dashboard.data.formats import MULTIVON
+from dashboard.data.formats.unknown_wording import k_beyond_matched
 from dashboard.stats import METRIC_PASS_HAT_K, pass_at_k, pass_hat_k
 from dashboard.stats.paired import PairedDelta, paired_bootstrap_ci
 
@@ -66,9 +68,11 @@ class MetricDelta:
         }
 
 
-def counts_delta(counts: Sequence[np.ndarray], key: str, metric: str, k: int) -> MetricDelta:
+def counts_delta(
+    counts: Sequence[np.ndarray], key: str, metric: str, k: int, harness: str = MULTIVON
+) -> MetricDelta:
     """One metric's change at k over (n_base, c_base, n_head, c_head) arrays, one entry per
-    matched pair, with its paired bootstrap CI."""
+    matched pair, with its paired bootstrap CI (UNKNOWN in the words of `harness`)."""
     n_base, c_base, n_head, c_head = counts
     if n_base.size == 0:
         return MetricDelta(
@@ -76,10 +80,7 @@ def counts_delta(counts: Sequence[np.ndarray], key: str, metric: str, k: int) ->
         )
     shortest = int(min(n_base.min(), n_head.min()))
     if k > shortest:
-        reason = (
-            f"UNKNOWN — k={k} exceeds the {shortest} trials of the shortest-run matched "
-            f"case; pass k <= {shortest}. multivon-eval does not extrapolate."
-        )
+        reason = k_beyond_matched(harness, k, shortest)
         return MetricDelta(key, metric, k, None, None, None, reason)
     estimator = pass_hat_k if metric == METRIC_PASS_HAT_K else pass_at_k
     before = np.atleast_1d(estimator(n_base, c_base, k))

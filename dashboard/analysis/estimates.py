@@ -8,10 +8,13 @@ display (that is dashboard/render).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from dashboard.data.formats import MULTIVON
+from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 from dashboard.stats import (
     METRIC_PASS_AT_K,
     METRIC_PASS_HAT_K,
@@ -82,10 +85,31 @@ def k_max_for(runs_max: Any) -> int:
     return max(MIN_K_MAX, int(runs_max))
 
 
-def pass_k_results(n: np.ndarray, c: np.ndarray, k_max: int) -> dict[str, list[PassKResult]]:
-    """pass@k and pass^k for k = 1..k_max over the given evaluated cases (in case order)."""
+def pass_k_results(
+    n: np.ndarray, c: np.ndarray, k_max: int, harness: str = MULTIVON
+) -> dict[str, list[PassKResult]]:
+    """pass@k and pass^k for k = 1..k_max over the given evaluated cases (in case order),
+    UNKNOWN in the words of the harness that wrote them."""
     ks = list(range(1, k_max + 1))
-    return dict(zip(METRICS, suites_pass_k([(n, c, ks, m) for m in METRICS]), strict=True))
+    estimates = suites_pass_k([(n, c, ks, m) for m in METRICS])
+    return {
+        metric: [in_harness_words(r, n, harness) for r in results]
+        for metric, results in zip(METRICS, estimates, strict=True)
+    }
+
+
+def in_harness_words(result: PassKResult, n: np.ndarray, harness: str) -> PassKResult:
+    """A result UNKNOWN because no case is evaluated, or because k exceeds the fewest
+    trials of the cases `n`, with its reason in the harness's terms (its option for more
+    trials: `--runs`, `--epochs`)."""
+    if result.value is not None:
+        return result
+    if result.n_cases == 0:
+        return replace(result, unknown_reason=no_cases(harness))
+    if result.runs < 1 or result.k <= result.runs:
+        return result
+    uneven = bool((np.asarray(n) != result.runs).any())
+    return replace(result, unknown_reason=k_beyond_runs(harness, result.k, result.runs, uneven))
 
 
 def evaluated_arrays(outcomes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -104,9 +128,11 @@ def is_missing(x: Any) -> bool:
         return True
 
 
-def estimate(n: np.ndarray, c: np.ndarray, k: int, metric: str) -> PassKResult:
-    """One metric at one k over the given evaluated cases."""
-    return suite_pass_k(n, c, [k], metric)[0]
+def estimate(
+    n: np.ndarray, c: np.ndarray, k: int, metric: str, harness: str = MULTIVON
+) -> PassKResult:
+    """One metric at one k over the given evaluated cases (UNKNOWN in the harness's words)."""
+    return in_harness_words(suite_pass_k(n, c, [k], metric)[0], n, harness)
 
 
 def text_or_none(x: Any) -> str | None:

@@ -47,6 +47,7 @@ from dashboard.analysis.policy import (
 from dashboard.analysis.releases import find_release, find_suite_releases, shown_cases
 from dashboard.analysis.slices import check_slices, in_slice
 from dashboard.analysis.summary import load_problems, report_overview
+from dashboard.data.formats import MULTIVON
 from dashboard.data.queries import run_query
 from dashboard.stats import METRIC_PASS_HAT_K, pass_at_k, pass_hat_k
 
@@ -120,10 +121,12 @@ def gate_verdict(
     threshold: float,
     metric: str = METRIC_PASS_HAT_K,
     uses: str = "ci_low",
+    harness: str = MULTIVON,
 ) -> GateVerdict:
     """multivon-eval's assert_pass_hat_k(k, min_ci_low) with a third answer: UNDECIDED when
-    the CI straddles the threshold. UNKNOWN never passes."""
-    r = estimate(n, c, k, metric)
+    the CI straddles the threshold. UNKNOWN never passes (and says why in the words of the
+    harness that wrote the cases)."""
+    r = estimate(n, c, k, metric, harness)
     if r.value is None:
         return GateVerdict(
             "UNKNOWN", metric, k, None, None, None, r.n_cases, threshold, uses, r.unknown_reason
@@ -168,7 +171,7 @@ def gate_table(
         group = cases[cases["report_id"] == rel.report_id]
         for tag, threshold in rules:
             n, c = evaluated_arrays(group[in_slice(group, tag)])
-            v = gate_verdict(n, c, k, threshold)
+            v = gate_verdict(n, c, k, threshold, harness=str(rel.harness))
             rows.append(
                 {
                     "release": rel.release,
@@ -384,6 +387,7 @@ def evaluate_rule(
     release: str = "",
     base_cases: pd.DataFrame | None = None,
     base_release: str = "",
+    harness: str = MULTIVON,
 ) -> RuleResult:
     """One rule on one report's cases (suite_cases rows, in file order); a max_drop rule
     also on its base release's cases."""
@@ -398,11 +402,11 @@ def evaluate_rule(
                 reason,
             )  # fmt: skip
             return RuleResult(rule, verdict)
-        _, _, deltas, *_ = compare_cases(base_cases, cases, rule.k, rule.slice)
+        _, _, deltas, *_ = compare_cases(base_cases, cases, rule.k, rule.slice, harness)
         delta = deltas[2] if rule.metric == METRIC_PASS_HAT_K else deltas[1]
         return RuleResult(rule, drop_verdict(delta, rule, base_release))
     n, c = evaluated_arrays(members)
-    verdict = gate_verdict(n, c, rule.k, rule.threshold, rule.metric, rule.uses)
+    verdict = gate_verdict(n, c, rule.k, rule.threshold, rule.metric, rule.uses, harness)
     if verdict.verdict == UNKNOWN:
         if verdict.n_cases == 0:
             verdict = dataclasses.replace(verdict, reason=_no_cases_reason(cases, rule, release))
@@ -421,13 +425,14 @@ def evaluate_rules(
     rules: Sequence[GateRule],
     release: str = "",
     bases: dict[str, tuple[str, pd.DataFrame]] | None = None,
+    harness: str = MULTIVON,
 ) -> tuple[RuleResult, ...]:
     """Each rule on one report's cases; `bases` maps a max_drop rule's base name ("" for
     the release before) to that release's label and cases."""
     results = []
     for rule in rules:
         base_release, base_cases = (bases or {}).get(rule.base or "", ("", None))
-        results.append(evaluate_rule(cases, rule, release, base_cases, base_release))
+        results.append(evaluate_rule(cases, rule, release, base_cases, base_release, harness))
     return tuple(results)
 
 
@@ -460,7 +465,7 @@ def run_gate(
         file=str(row["file"]),
         count_agent_errors=count_agent_errors,
         strict=strict,
-        results=evaluate_rules(this, rules, str(row["release"]), bases),
+        results=evaluate_rules(this, rules, str(row["release"]), bases, str(row["harness"])),
         problems=tuple((str(p.scope), str(p.reason)) for p in own.itertuples(index=False)),
     )
 

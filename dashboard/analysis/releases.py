@@ -24,6 +24,7 @@ from dashboard.analysis.estimates import (
 )
 from dashboard.analysis.matching import paired_counts
 from dashboard.analysis.summary import latest_per_release, stored_pass_k
+from dashboard.data.formats import MULTIVON
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
 
@@ -193,7 +194,7 @@ def release_table(
             ("pass_at_k", METRIC_PASS_AT_K, k),
             ("pass_hat_k", METRIC_PASS_HAT_K, k),
         ):
-            result = stored.get((rid, metric, kk)) or estimate(n, c, kk, metric)
+            result = stored.get((rid, metric, kk)) or estimate(n, c, kk, metric, rel.harness)
             row.update(_result_columns(column, result))
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -254,8 +255,10 @@ def passk_curve(
         con, "case_outcomes", count_agent_errors=count_agent_errors, report_ids=[report_id]
     )
     n, c = evaluated_arrays(outcomes)
+    harness = fetch_rows(con, "report_harness", report_id=report_id)
     rows = []
-    for metric, results in pass_k_results(n, c, k_max).items():
+    words = str(harness[0]["harness"]) if harness else MULTIVON
+    for metric, results in pass_k_results(n, c, k_max, words).items():
         for r in results:
             rows.append(
                 {

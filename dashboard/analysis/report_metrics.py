@@ -94,7 +94,9 @@ def reports_metrics(inputs: Sequence[MetricInputs]) -> MetricsBatch:
         results = dict(zip(METRICS, estimates[i * per_report : (i + 1) * per_report], strict=True))
         rid = report.report_id
         rows += [_metric_row(rid, r) for per_k in results.values() for r in per_k]
-        default_k = 1 if is_missing(report.runs_per_case) else int(report.runs_per_case)
+        # a report whose cases recorded no run (an Inspect log none of whose epochs was
+        # scored or errored) has runs_per_case 0: its lottery is ranked at k = 1
+        default_k = 1 if is_missing(report.runs_per_case) else max(1, int(report.runs_per_case))
         lottery += [
             (rid, int(case_idx[idx]), rank)
             for rank, idx in enumerate(rank_lottery(n, c, default_k), start=1)

@@ -288,7 +288,9 @@ def _slice_deltas(
     tags = sorted(suite_tags(both))
     out = []
     for tag in tags:
-        _, _, deltas, matched, _, _ = compare_cases(base_cases, head_cases, k, tag)
+        _, _, deltas, matched, _, _ = compare_cases(
+            base_cases, head_cases, k, tag, str(head_row["harness"])
+        )
         hat = deltas[2]
         out.append(
             SliceDelta(

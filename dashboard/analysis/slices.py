@@ -78,8 +78,8 @@ def slice_metrics(
     rows = []
     for (value, report_id), group in cases.groupby(["slice", "report_id"], sort=False):
         n, c = evaluated_arrays(group)
-        r = estimate(n, c, k, METRIC_PASS_HAT_K)
         rel = releases[releases["report_id"] == report_id].iloc[0]
+        r = estimate(n, c, k, METRIC_PASS_HAT_K, str(rel["harness"]))
         rows.append(
             {
                 "slice": value,

@@ -20,6 +20,7 @@ import duckdb
 from dashboard.data.formats import INSPECT
 from dashboard.data.formats.inspect import InspectSettings, LogProblem, read_log
 from dashboard.data.formats.inspect_rows import CASE_COLUMNS, TRIAL_COLUMNS, LogRows, log_rows
+from dashboard.data.formats.unknown_wording import inspect_nothing_scored, inspect_short_samples
 from dashboard.data.queries import execute, fetch_rows
 from dashboard.data.walk import FileEntry, os_reason
 
@@ -54,6 +55,20 @@ def read_inspect_logs(
         except OSError as exc:
             batch.files.append((entry, digest, None))
             batch.problems.append((entry.path, "file", os_reason(exc)))
+            continue
+        except MemoryError:
+            # one log's member too large for the memory this process has: that log's
+            # problem, while the memory it took is released and the rest loads
+            batch.files.append((entry, digest, None))
+            batch.problems.append(
+                (
+                    entry.path,
+                    "file",
+                    "needs more memory to read than this process has (a member decompresses "
+                    "to more than fits); lower --max-file-mb to skip such logs, or give "
+                    "relidash more memory",
+                )
+            )
             continue
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             # a field of a shape Inspect never writes (a hand-edited or foreign file)
@@ -117,7 +132,8 @@ def _extend(
 def rewrite_unknown_reasons(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
     """An Inspect report's UNKNOWN says, in its own terms, how many samples fall short of k
     scored epochs and why (errored epochs, epochs the log never recorded, or fewer epochs
-    than k planned), instead of multivon-eval's wording about runs."""
+    than k planned), or that no sample has a scored epoch at all, instead of
+    multivon-eval's wording about runs."""
     if (
         not report_ids
         or not con.execute(
@@ -126,11 +142,21 @@ def rewrite_unknown_reasons(con: duckdb.DuckDBPyConnection, report_ids: list[int
         ).fetchall()
     ):
         return  # no Inspect report among them: multivon-eval's loads pay one small query
+    unscored = fetch_rows(con, "inspect_nothing_scored", report_ids=report_ids)
+    if unscored:
+        execute(
+            con,
+            "set_unknown_reason_by_report",
+            report_ids=[r["report_id"] for r in unscored],
+            reasons=[
+                inspect_nothing_scored(r["scorer"], r["unscored"], r["errored"]) for r in unscored
+            ],
+        )
     rows = fetch_rows(con, "inspect_short_samples", report_ids=report_ids)
     if not rows:
         return
     reasons = [
-        unknown_reason(
+        inspect_short_samples(
             r["k"], r["samples"], r["shortest"], r["short"], r["errored"], r["missing"],
             r["planned"],
         )
@@ -146,33 +172,4 @@ def rewrite_unknown_reasons(con: duckdb.DuckDBPyConnection, report_ids: list[int
             "ks": [r["k"] for r in rows],
             "reasons": reasons,
         },
-    )
-
-
-def unknown_reason(
-    k: int, samples: int, shortest: int, short: int, errored: int, missing: int, planned: Any
-) -> str:
-    """UNKNOWN at k for an Inspect log, with how many samples fall short of k and why.
-
-    `errored` and `missing` count the short samples with errored epochs and with fewer
-    epochs recorded than the log planned (a sample can have both).
-    """
-    epochs = "epoch" if shortest == 1 else "epochs"
-    if short == samples and errored == 0 and missing == 0 and planned is not None:
-        return (
-            f"UNKNOWN — k={k} exceeds the {shortest} scored {epochs} of each sample (the log "
-            f"ran {planned}); rerun with --epochs >= {k} or pass k <= {shortest}. relidash "
-            "does not extrapolate."
-        )
-    causes = []
-    if errored:
-        causes.append(f"{errored} have errored epochs")
-    if missing:
-        causes.append(f"{missing} have epochs the log never recorded (it stopped early)")
-    return (
-        f"UNKNOWN — k={k} exceeds the {shortest} scored {epochs} of the shortest sample; "
-        f"{short} of {samples} samples have fewer than {k}"
-        + (": " + ", ".join(causes) if causes else "")
-        + f". Pass k <= {shortest}: relidash does not extrapolate from the samples that have "
-        f"{k}, as Inspect's pass_at / pass_k averages do."
     )

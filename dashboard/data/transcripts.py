@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 READ_LIMIT_BYTES = 1 << 31
+# An Inspect sample-epoch's member, decompressed, is read up to the load's default file
+# limit: a member a few kilobytes long can claim gigabytes, and each view pays its claim.
+SAMPLE_MEMBER_LIMIT = 256 * 1024 * 1024
 
 
 class TranscriptUnavailable(Exception):
@@ -101,7 +104,7 @@ def _inspect_trials(
     scorer, threshold = str(first["scorer"]), float(first["pass_threshold"])
     try:
         epochs = read_sample_epochs(
-            str(path), size, sample_id_of(str(first["case_id"])), READ_LIMIT_BYTES
+            str(path), size, sample_id_of(str(first["case_id"])), SAMPLE_MEMBER_LIMIT
         )
     except (LogProblem, OSError) as exc:
         raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc

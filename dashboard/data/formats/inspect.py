@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dashboard.data.formats.zip_members import ArchiveError, Member, read_directory, read_member
+from dashboard.data.formats.zip_members import (
+    LIMIT_HINT,
+    ArchiveError,
+    Member,
+    read_directory,
+    read_member,
+)
 
 KNOWN_VERSIONS = (1, 2)
 CONFIG_NAME = "relidash.toml"
@@ -135,12 +141,50 @@ def _read_bytes(path: str) -> bytes:
         return handle.read()
 
 
-def parse_json(raw: bytes, what: str) -> Any:
+def parse_json(raw: bytes | bytearray, what: str) -> Any:
     """JSON as Inspect writes it: bare NaN and Infinity allowed (Python's reader takes them)."""
+    return _parse_text(_decode(raw, what), what)
+
+
+def member_json(handle: Any, member: Member, max_bytes: int, hint: str = LIMIT_HINT) -> Any:
+    """A `.eval` member's JSON. The decompressed bytes are dropped once decoded, before the
+    parse, so that a large member is held twice at most for the moment of decoding."""
+    what = f"its member {member.name}"
+    return _parse_text(_decode(read_member(handle, member, max_bytes, hint), what), what)
+
+
+class MemberBudget:
+    """What the members read from one archive may decompress to, together: members each
+    within the limit must not add up past it (a journal of many summaries, a sample of
+    many epochs)."""
+
+    def __init__(self, limit: int, hint: str = LIMIT_HINT) -> None:
+        self.limit = limit
+        self.hint = hint
+        self.used = 0
+
+    def read_json(self, handle: Any, member: Member) -> Any:
+        if member.size <= self.limit < self.used + member.size:
+            raise LogProblem(
+                f"its members decompress to {(self.used + member.size) / 2**20:.1f} MiB with "
+                f"{member.name}, over the {self.limit / 2**20:g} MiB size limit together"
+                + self.hint
+            )
+        data = member_json(handle, member, self.limit, self.hint)
+        self.used += member.size
+        return data
+
+
+def _decode(raw: bytes | bytearray, what: str) -> str:
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise LogProblem(f"{what} is not UTF-8 text (invalid byte at offset {exc.start})") from exc
+
+
+def _parse_text(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
     except RecursionError as exc:
         raise LogProblem(f"{what} nests objects too deeply to be an Inspect log") from exc
     except ValueError as exc:
@@ -193,10 +237,11 @@ def _from_json_log(data: Any) -> InspectLog:
 def _read_eval(handle: Any, size: int, max_bytes: int) -> InspectLog:
     try:
         members = read_directory(handle, size)
+        budget = MemberBudget(max_bytes)
         if HEADER in members:
-            header = _member_json(handle, members[HEADER], max_bytes)
+            header = budget.read_json(handle, members[HEADER])
         elif JOURNAL_START in members:
-            header = _member_json(handle, members[JOURNAL_START], max_bytes)
+            header = budget.read_json(handle, members[JOURNAL_START])
         else:
             raise LogProblem(
                 "is a zip archive but not an Inspect log: it has neither header.json nor "
@@ -206,9 +251,9 @@ def _read_eval(handle: Any, size: int, max_bytes: int) -> InspectLog:
             raise LogProblem("is an Inspect log whose header is not a JSON object")
         version = _check_version(header)
         spec = _eval_spec(header)
-        summaries = _eval_summaries(handle, members, max_bytes)
+        summaries = _eval_summaries(handle, members, budget)
         reductions = (
-            _list_of_dicts(_member_json(handle, members[REDUCTIONS], max_bytes))
+            _list_of_dicts(budget.read_json(handle, members[REDUCTIONS]))
             if REDUCTIONS in members
             else []
         )
@@ -228,16 +273,12 @@ def _read_eval(handle: Any, size: int, max_bytes: int) -> InspectLog:
     return log
 
 
-def _member_json(handle: Any, member: Member, max_bytes: int) -> Any:
-    return parse_json(read_member(handle, member, max_bytes), f"its member {member.name}")
-
-
 def _eval_summaries(
-    handle: Any, members: dict[str, Member], max_bytes: int
+    handle: Any, members: dict[str, Member], budget: MemberBudget
 ) -> list[dict[str, Any]]:
     """summaries.json, else every journal summary file in write order (an interrupted log)."""
     if SUMMARIES in members:
-        rows = _member_json(handle, members[SUMMARIES], max_bytes)
+        rows = budget.read_json(handle, members[SUMMARIES])
         if not isinstance(rows, list):
             raise LogProblem("is an Inspect log whose summaries.json is not a list")
         return _dedupe(rows)
@@ -246,7 +287,7 @@ def _eval_summaries(
     )
     rows = []
     for _, name in journal:
-        part = _member_json(handle, members[name], max_bytes)
+        part = budget.read_json(handle, members[name])
         if not isinstance(part, list):
             raise LogProblem(f"is an Inspect log whose {name} is not a list")
         rows += part

@@ -116,6 +116,17 @@ def log_rows(log: InspectLog, settings: InspectSettings) -> LogRows:
             "value_to_float maps to 0 (a failed trial); name a scalar scorer with "
             "[inspect] scorer in relidash.toml"
         )
+    unscored = sum(1 for t in rows.trials if t[4] == "skipped")
+    if unscored and not counts:
+        # Inspect leaves NaN scores out of its metrics, which are NaN when nothing is left
+        errored = sum(1 for t in rows.trials if t[4] == "model_error")
+        rows.warnings.append(
+            f"its scorer {scorer!r} scored no sample: {unscored} of {len(rows.trials)} epochs "
+            "are NaN (Inspect's sentinel for a sample it did not score)"
+            + (f" and {errored} errored" if errored else "")
+            + "; no sample is evaluated, so its pass@k and pass^k are UNKNOWN, as Inspect's "
+            "own metrics for this scorer are NaN"
+        )
     if threshold == 1.0:
         rows.warnings += _reduction_warnings(log, scorer, counts)
     return rows

@@ -18,11 +18,12 @@ from typing import Any
 
 from dashboard.data.formats.inspect import (
     LogProblem,
+    MemberBudget,
     content_text,
     parse_json,
     value_to_float,
 )
-from dashboard.data.formats.zip_members import ArchiveError, read_directory, read_member
+from dashboard.data.formats.zip_members import ArchiveError, read_directory
 
 ATTACHMENT = "attachment://"
 _ATTACHMENT_REF = re.compile(r"attachment://([0-9A-Za-z_-]+)")
@@ -30,21 +31,23 @@ INLINE_ARGUMENT = 120  # longer (or multi-line) string arguments are shown as a 
 
 
 def read_sample_epochs(
-    path: str, size: int, sample_id: int | str, max_bytes: int
+    path: str, size: int, sample_id: int | str, max_bytes: int, hint: str = ""
 ) -> dict[int, dict[str, Any]]:
-    """Every recorded epoch of one sample, by epoch number (LogProblem if unreadable)."""
+    """Every recorded epoch of one sample, by epoch number (LogProblem if unreadable).
+
+    Its members decompressing past `max_bytes` together are refused; `hint` says how to
+    raise it."""
     with open(path, "rb") as handle:
         if handle.read(4).startswith((b"PK\x03\x04", b"PK\x05\x06")):
             try:
                 members = read_directory(handle, size)
+                budget = MemberBudget(max_bytes, hint)
                 prefix = f"samples/{sample_id}_epoch_"
                 out = {}
                 for name, member in members.items():
                     epoch = name[len(prefix) : -len(".json")]
                     if name.startswith(prefix) and name.endswith(".json") and epoch.isdigit():
-                        data = parse_json(
-                            read_member(handle, member, max_bytes), f"its member {name}"
-                        )
+                        data = budget.read_json(handle, member)
                         if isinstance(data, dict):
                             out[int(epoch)] = data
                 return out

@@ -6,7 +6,9 @@ itself (Zip64 included) and decompresses a member's raw bytes with the `zstandar
 package, so that reading three small members of a large log costs three small reads,
 not a walk of every entry through `zipfile`. Every member read is checked against the
 size and CRC-32 its directory entry records: a truncated Zstandard frame decodes to
-fewer bytes without raising.
+fewer bytes without raising. Decompression streams and stops one byte past the recorded
+size, so what a member costs is bounded by what its directory claims (itself bounded by
+the caller's limit), never by what its compressed bytes expand to.
 
 Must not: write anything, or touch DuckDB.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -32,6 +35,8 @@ _CENTRAL_SIZE = 46
 _LOCAL_SIZE = 30
 _ZIP64_EXTRA = 0x0001
 _FULL32 = 0xFFFFFFFF
+_CHUNK = 1 << 20  # bytes decompressed, or compressed bytes read, at a time
+LIMIT_HINT = " (raise it with --max-file-mb)"
 
 
 class ArchiveError(Exception):
@@ -122,12 +127,19 @@ def _zip64_sizes(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int
     raise ArchiveError("is a damaged zip archive: a Zip64 entry has no Zip64 sizes")
 
 
-def read_member(handle: BinaryIO, member: Member, max_bytes: int) -> bytes:
-    """A member's bytes, decompressed and checked against its size and CRC-32."""
+def read_member(
+    handle: BinaryIO, member: Member, max_bytes: int, hint: str = LIMIT_HINT
+) -> bytearray:
+    """A member's bytes, decompressed and checked against its size and CRC-32.
+
+    Decompression streams into a buffer of the size the directory records (at most
+    `max_bytes`) and stops one byte past it: a member that claims a few bytes but inflates
+    to gigabytes costs its claim, never its contents. `hint` says how to raise the limit.
+    """
     if member.size > max_bytes:
         raise ArchiveError(
-            f"its member {member.name} is {member.size / 2**20:.1f} MiB uncompressed, over the "
-            f"{max_bytes / 2**20:g} MiB size limit (raise it with --max-file-mb)"
+            f"its member {member.name} is {_amount(member.size)} uncompressed, over the "
+            f"{max_bytes / 2**20:g} MiB size limit{hint}"
         )
     handle.seek(member.offset)
     local = handle.read(_LOCAL_SIZE)
@@ -135,16 +147,24 @@ def read_member(handle: BinaryIO, member: Member, max_bytes: int) -> bytes:
         raise ArchiveError(f"its member {member.name} cannot be found where its directory says")
     name_len, extra_len = struct.unpack_from("<HH", local, 26)
     handle.seek(member.offset + _LOCAL_SIZE + name_len + extra_len)
-    raw = handle.read(member.compressed_size)
-    if len(raw) < member.compressed_size:
-        raise ArchiveError(f"its member {member.name} is cut short (the archive is truncated)")
+    source = _Slice(handle, member.compressed_size)
+    data = bytearray(member.size)
     try:
-        data = _decompress(raw, member)
+        got, more = _decompress_into(source, member, memoryview(data))
     except (zstandard.ZstdError, zlib.error) as exc:
+        if source.cut_short:
+            raise ArchiveError(_cut_short(member)) from exc
         raise ArchiveError(f"its member {member.name} fails to decompress ({exc})") from exc
-    if len(data) != member.size:
+    if source.cut_short:
+        raise ArchiveError(_cut_short(member))
+    if more:
         raise ArchiveError(
-            f"its member {member.name} fails to decompress: it gives {len(data)} bytes where "
+            f"its member {member.name} decompresses past {_amount(member.size)}, the size its "
+            "directory records (a damaged or forged archive); relidash stops reading it there"
+        )
+    if got != member.size:
+        raise ArchiveError(
+            f"its member {member.name} fails to decompress: it gives {got} bytes where "
             f"its directory records {member.size} (damaged or cut short)"
         )
     if zlib.crc32(data) != member.crc:
@@ -155,16 +175,82 @@ def read_member(handle: BinaryIO, member: Member, max_bytes: int) -> bytes:
     return data
 
 
-def _decompress(raw: bytes, member: Member) -> bytes:
+class _Slice:
+    """The next `size` bytes of a file, read in pieces (a file-like for the decompressors)."""
+
+    def __init__(self, handle: BinaryIO, size: int) -> None:
+        self.handle = handle
+        self.left = size
+        self.cut_short = False
+
+    def read(self, size: int = -1) -> bytes:
+        want = self.left if size < 0 else min(size, self.left)
+        piece = self.handle.read(want) if want > 0 else b""
+        self.left -= len(piece)
+        if len(piece) < want:
+            self.cut_short = True
+            self.left = 0
+        return piece
+
+
+def _decompress_into(source: _Slice, member: Member, out: memoryview) -> tuple[int, bool]:
+    """Fill `out` with the member's decompressed bytes: (bytes written, whether the member
+    holds more than `out` takes). Never decompresses more than one byte past `out`."""
     if member.method == STORED:
-        return raw
+        got = _fill(source.read, out)
+        return got, bool(source.read(1))
     if member.method == DEFLATED:
-        return zlib.decompress(raw, -15)
+        return _inflate_into(source, out)
     if member.method == ZSTANDARD:
-        # Inspect writes large members as several frames; one call reads them all
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        return bytes(reader.readall())
+        # Inspect writes large members as several frames; the reader reads them all
+        reader = zstandard.ZstdDecompressor().stream_reader(
+            source, read_size=_CHUNK, read_across_frames=True
+        )
+        got = 0
+        while got < len(out):
+            n = reader.readinto(out[got : got + _CHUNK])
+            if n == 0:
+                break
+            got += n
+        return got, bool(reader.read(1))
     raise ArchiveError(
         f"its member {member.name} uses zip compression method {member.method}, which relidash "
         "does not read (Inspect writes Zstandard, method 93)"
     )
+
+
+def _fill(read: Callable[[int], bytes], out: memoryview) -> int:
+    got = 0
+    while got < len(out):
+        piece = read(min(_CHUNK, len(out) - got))
+        if not piece:
+            break
+        out[got : got + len(piece)] = piece
+        got += len(piece)
+    return got
+
+
+def _inflate_into(source: _Slice, out: memoryview) -> tuple[int, bool]:
+    """Raw deflate into `out`, asking zlib for no more than the room left (plus one byte,
+    to see whether the stream holds more)."""
+    inflater = zlib.decompressobj(-15)
+    got = 0
+    while not inflater.eof:
+        pending = inflater.unconsumed_tail or source.read(_CHUNK)
+        if not pending:
+            raise zlib.error("the compressed data ends before its end-of-stream marker")
+        piece = inflater.decompress(pending, len(out) - got + 1)  # 0 would mean unbounded
+        if got + len(piece) > len(out):
+            out[got:] = piece[: len(out) - got]
+            return len(out), True
+        out[got : got + len(piece)] = piece
+        got += len(piece)
+    return got, False
+
+
+def _cut_short(member: Member) -> str:
+    return f"its member {member.name} is cut short (the archive is truncated)"
+
+
+def _amount(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size:,} bytes"
