@@ -120,3 +120,39 @@ def test_an_error_naming_a_hostile_name_is_escaped(
     # the load's line, then the error in one line: the known suite's newline forges none
     lines = err.strip().splitlines()
     assert len(lines) == 2 and lines[1].startswith("relidash: no suite named"), err
+
+
+def test_gate_and_compare_print_hostile_names_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    reports = _hostile_reports(tmp_path)
+    data = json.loads((reports / "hostile.json").read_text())
+    data["model"] = f"next{TITLE}"
+    data["timestamp"] = "2099-01-01T00:00:00Z"
+    (reports / "hostile-next.json").write_text(json.dumps(data))
+    catalog = str(tmp_path / "c.duckdb")
+    code, out, err = run_cli(
+        [
+            "gate", str(reports), "--suite", HOSTILE_SUITE, "--k", "1",
+            "--min-ci-low", "0", "--catalog", catalog,
+        ],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "relidash gate: suite bot\\x1b[2J" in out
+    _assert_inert(out + err)
+    releases = json.loads(
+        run_cli(["summary", str(reports), "--json", "--catalog", catalog], capsys)[1]
+    )
+    base, head = sorted({r["release"] for r in releases["reports"]}, key=lambda r: "next" in r)
+    code, out, err = run_cli(
+        [
+            "compare", str(reports), "--suite", HOSTILE_SUITE, "--base", base, "--head", head,
+            "--catalog", catalog,
+        ],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "next\\x1b]0;owned\\x07" in out
+    _assert_inert(out + err)

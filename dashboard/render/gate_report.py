@@ -107,7 +107,7 @@ def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         f"{policy_note(report.count_agent_errors)})"
     ]
     for result in report.results:
-        out.append(rule_line(result))
+        out.append(visible(rule_line(result)))  # a rule's name and slice come from files
         if result.verdict.verdict != FAILED:
             continue
         out.append(f"  {_holding_heading(result)}")
@@ -119,7 +119,7 @@ def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         if len(result.holding) > limit:
             out.append(f"    … and {len(result.holding) - limit} more")
     if report.strict_failed:
-        out.append(strict_line(report))
+        out.append(visible(strict_line(report)))
         out.extend(f"  {visible(scope)}: {visible(reason)}" for scope, reason in report.problems)
     total = len(report.results) + int(report.strict)
     if report.passed:
