@@ -292,7 +292,7 @@ def cmd_signoff(args: argparse.Namespace) -> int:
         record = signoff_record(review, decision=args.decision, by=args.by, comment=args.comment)
         path = write_signoff(reviews, record)
     except AlreadyRecorded as exc:
-        raise UsageError(f"{exc}: {exc.path}; nothing new was written") from exc
+        raise UsageError(f"{exc}; nothing new was written") from exc
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     except (ReviewsDirError, OSError) as exc:
