@@ -459,7 +459,7 @@ def test_a_page_sign_off_is_confirmed_the_form_cleared_and_a_repeat_refused(
     assert len(read_signoffs(rdir)[0]) == 1
 
     submit("behind the flag")  # the same again, moments later
-    assert any("Already recorded" in i.value for i in at.info), [i.value for i in at.info]
+    assert any("already recorded" in i.value for i in at.info), [i.value for i in at.info]
     assert not any("Recorded:" in s.value for s in at.success)
     assert len(read_signoffs(rdir)[0]) == 1
     assert at.text_area(key="signoff_comment").value == "behind the flag"  # kept, not cleared

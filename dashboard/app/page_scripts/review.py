@@ -155,7 +155,7 @@ if submitted:
         check_reviews_dir(app_state.reviews_dir(), app_state.reports_dir())
         path = write_signoff(app_state.reviews_dir(), record)
     except AlreadyRecorded as exc:
-        st.info(f"Already recorded: {md(exc)}.")
+        st.info(f"Nothing new recorded: {md(exc)}.")
     except (ValueError, ReviewsDirError, OSError) as exc:
         st.error(
             f"The sign-off was not recorded: {md(exc)}. What you entered: {decision}, "
