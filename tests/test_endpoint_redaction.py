@@ -116,3 +116,14 @@ def test_the_served_page_hides_the_endpoint_credentials(served: str) -> None:
     assert "could not connect" in text, text  # the page says why
     assert f"http://***@{served}" in text, text
     assert KEY not in text and SECRET not in text, text
+
+
+@pytest.mark.parametrize("url", [f"s3://{KEY}:{SECRET}@bucket/x", f"gs://{KEY}@bucket/x"])
+def test_credentials_typed_into_a_bucket_url_are_refused_unshown(
+    url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pytest.importorskip("gcsfs")
+    code, out, err = run_cli(["summary", url], capsys)
+    assert code == 2 and "credentials do not belong in the URL" in err, err
+    assert KEY not in out + err and SECRET not in out + err

@@ -147,6 +147,11 @@ def parse_location(text: str) -> Location:
     kind, package, _ = _SCHEMES[scheme]
     netloc, _, rest = match["rest"].partition("/")
     bucket, _, host = netloc.partition("@") if kind == "az" else (netloc, "", "")
+    if "@" in bucket:  # s3://KEY:SECRET@bucket: never sent on, never shown (SourceError)
+        raise SourceError(
+            f"{one_line(text)}: credentials do not belong in the URL; relidash takes them "
+            "from the SDK's own chain (environment, profile, instance role)"
+        )
     if not bucket or any(c in bucket for c in "/\\?#*[] ") or not bucket.isprintable():
         raise SourceError(f"{one_line(text)}: no valid bucket or container name after {scheme}://")
     account = host.split(".", 1)[0] if host else ""
