@@ -25,6 +25,7 @@ import pytest
 from dashboard.data import signoffs
 from dashboard.data.scan import DIGEST_CHUNK
 from dashboard.data.signoffs import (
+    AlreadyRecorded,
     ReviewsDirError,
     SignoffProblem,
     check_reviews_dir,
@@ -47,7 +48,7 @@ def make_record(**changes: Any) -> dict[str, Any]:
         "decision": "approved",
         "time": TIME,
         "by": "Zoë Ålund",
-        "evidence": [{"file": "run-1.json", "sha256": "ab" * 32}],
+        "evidence": [{"path": "run-1.json", "sha256": "ab" * 32}],
         "note": "pass^4 0.91 [0.86, 0.94]",
     }
     record.update(changes)
@@ -129,7 +130,7 @@ def test_file_is_fsynced_before_the_link_and_the_directory_after(
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from dashboard.data.signoffs import write_signoff
+from dashboard.data.signoffs import AlreadyRecorded, write_signoff
 
 reviews, start, ready, who, count = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 ready.touch()
@@ -143,8 +144,11 @@ base = {"suite": "checkout-agent", "release": "v2.3.0", "decision": "approved",
 paths = {}
 for n in range(count):
     paths[f"{who}-{n}"] = str(write_signoff(reviews, dict(base, by=who, n=n)))
-    # the same record from both writers: one record, one path
-    paths["shared"] = str(write_signoff(reviews, dict(base, by="both")))
+    # the same record from both writers: one record, one path (a repeat names it)
+    try:
+        paths["shared"] = str(write_signoff(reviews, dict(base, by="both")))
+    except AlreadyRecorded as exc:
+        paths["shared"] = str(exc.path)
 print(json.dumps(paths))
 """
 
@@ -253,8 +257,9 @@ def test_a_failed_link_stores_nothing_and_cleans_its_temp(
 def test_the_same_record_twice_is_stored_once(tmp_path: Path) -> None:
     first = write_signoff(tmp_path, make_record())
     before = first.stat()
-    second = write_signoff(tmp_path, make_record())
-    assert second == first
+    with pytest.raises(AlreadyRecorded, match="already recorded") as repeat:
+        write_signoff(tmp_path, make_record())
+    assert repeat.value.path == first
     assert visible_files(tmp_path) == [first.name]
     assert hidden_files(tmp_path) == []
     after = first.stat()
@@ -289,7 +294,9 @@ def test_a_name_taken_by_other_bytes_gets_a_counter_not_an_overwrite(tmp_path: P
     assert path.read_bytes() == data
     assert squatter.read_bytes() == other
     assert (tmp_path / f"{name}-1.json").read_bytes() == b"not even JSON"
-    assert write_signoff(tmp_path, record) == path  # found again, not stored a fourth time
+    with pytest.raises(AlreadyRecorded) as repeat:  # found again, not stored a fourth time
+        write_signoff(tmp_path, record)
+    assert repeat.value.path == path
 
 
 def test_no_update_or_delete_function_exists() -> None:

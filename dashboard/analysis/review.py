@@ -60,6 +60,8 @@ LOTTERY_SHOWN: Final = 10
 UNCHANGED: Final = "unchanged"
 CHANGED: Final = "changed"
 MISSING: Final = "missing"
+NOT_CHECKED: Final = "not checked"  # listed without the reports to hash
+APPROVED: Final = "approved"  # the decision whose evidence changing is flagged
 NUMBER_TOLERANCE: Final = 1e-9
 
 
@@ -503,7 +505,7 @@ def changed_after_approval(
     """(suite, release) of every approved release whose evidence no longer matches."""
     flagged: dict[tuple[str, str], EvidenceStatus] = {}
     for record in records:
-        if record.get("decision") != "approved":
+        if record.get("decision") != APPROVED:
             continue
         status = evidence_status(record.get("evidence") or [], digests_now)
         if status.status != UNCHANGED:

@@ -1,9 +1,11 @@
 """The history of sign-offs: every recorded decision, newest first, each with its evidence
 status computed now (`unchanged`, `changed`, `missing`) by hashing the files it names.
 
-The Reviews page and `relidash reviews` both list through `review_history`, and the
-Releases and Review pages flag an approved release whose evidence changed through
-`approved_but_changed`. Must not: write or edit a record, import Streamlit, or format.
+The Reviews page and `relidash reviews` both list through `review_history` (without the
+reports, every status is `not checked`), and the Releases and Review pages flag an
+approved release whose evidence changed through `approved_but_changed`. Records come
+checked by dashboard.data.signoff_schema, so their fields have the types read here.
+Must not: write or edit a record, import Streamlit, or format.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dashboard.analysis.review import EvidenceStatus, changed_after_approval, evidence_status
+from dashboard.analysis.review import (
+    APPROVED,
+    NOT_CHECKED,
+    UNCHANGED,
+    EvidenceStatus,
+    changed_after_approval,
+    evidence_status,
+)
 from dashboard.data.signoffs import SignoffProblem, file_sha256, read_signoffs
 from dashboard.data.sources.reports import ReportSource, as_source
 
@@ -72,14 +81,15 @@ def digests_now(
 
 def review_history(
     reviews_dir: Path,
-    reports_dir: Path | ReportSource,
+    reports_dir: Path | ReportSource | None,
     *,
     suite: str | None = None,
     release: str | None = None,
     decision: str | None = None,
 ) -> tuple[list[ReviewEntry], list[SignoffProblem]]:
-    """Every sign-off (filtered), newest first, with its evidence status; unusable files
-    in the reviews directory are problems, never errors."""
+    """Every sign-off (filtered), newest first, with its evidence status (`not checked`
+    without `reports_dir`); unusable files in the reviews directory are problems, never
+    errors. ReviewsDirError when the directory itself cannot be listed."""
     stored, problems = read_signoffs(reviews_dir)
     chosen = [
         s
@@ -88,12 +98,25 @@ def review_history(
         and (release is None or s.record.get("release") == release)
         and (decision is None or s.record.get("decision") == decision)
     ]
+    if reports_dir is None:
+        unchecked = EvidenceStatus(NOT_CHECKED, ())
+        return [ReviewEntry(s.path.name, s.record, unchecked) for s in chosen], problems
     now = digests_now(reports_dir, [s.record for s in chosen])
     entries = [
         ReviewEntry(s.path.name, s.record, evidence_status(s.record.get("evidence") or [], now))
         for s in chosen
     ]
     return entries, problems
+
+
+def approved_and_changed(entries: Sequence[ReviewEntry]) -> list[ReviewEntry]:
+    """The entries that approved a release whose evidence has changed or gone since."""
+    return [
+        e
+        for e in entries
+        if e.record.get("decision") == APPROVED
+        and e.evidence.status not in (UNCHANGED, NOT_CHECKED)
+    ]
 
 
 def approved_but_changed(

@@ -191,6 +191,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from dashboard.analysis.gating import run_gate
     from dashboard.analysis.releases import UnknownName
     from dashboard.render import gate_report
+    from dashboard.render.visible import visible
 
     rules = gate_rules(args)
     con = load(args)
@@ -210,7 +211,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if report.problems and not args.strict:
         sys.stderr.write(
             f"relidash: {len(report.problems)} problem(s) in the gated release's file "
-            f"{report.file} do not affect the verdict; --strict makes them fail the gate\n"
+            f"{visible(report.file)} do not affect the verdict; --strict makes them fail the "
+            "gate\n"
         )
     if args.format == "github":
         sys.stdout.write(gate_report.render_markdown(report))

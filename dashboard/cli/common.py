@@ -181,10 +181,14 @@ class ProgressBar:
 def report_problems(con: Any, files: dict[str, str], stream: TextIO | None = None) -> int:
     """Print every load problem on `stream`, marking those of `files` (path -> role)."""
     from dashboard.analysis.summary import load_problems
+    from dashboard.render.visible import visible
 
     stream = stream or sys.stderr  # looked up per call: tests and callers swap sys.stderr
     problems = load_problems(con)
     for p in problems.itertuples(index=False):
         role = f" [{files[p.file]}]" if p.file in files else ""
-        stream.write(f"relidash: problem{role}: {p.file} ({p.scope}): {p.reason}\n")
+        stream.write(
+            f"relidash: problem{role}: {visible(p.file)} ({visible(p.scope)}): "
+            f"{visible(p.reason)}\n"
+        )
     return len(problems)

@@ -26,13 +26,13 @@ def main(argv: list[str] | None = None) -> int:
             walk_ahead(args.directory)
         return int(args.handler(args))
     except UsageError as exc:
-        print(f"relidash: {exc}", file=sys.stderr)
+        print(f"relidash: {_shown(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
     except BaseException as exc:
         if _raised("dashboard.data.catalog", "CatalogError", exc):
-            print(f"relidash: {exc}", file=sys.stderr)
+            print(f"relidash: {_shown(exc)}", file=sys.stderr)
             return EXIT_USAGE
         if _interrupted(exc):  # a load stopped midway is redone at the next one
             print("relidash: interrupted", file=sys.stderr)
@@ -40,6 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         abandon_walk()
+
+
+def _shown(exc: BaseException) -> str:
+    """An error message as printed: names in it (a suite, a file, a --by) may hold control
+    characters, shown as escapes rather than acted on by the terminal."""
+    from dashboard.render.visible import visible
+
+    return visible(exc)
 
 
 def _interrupted(exc: BaseException) -> bool:

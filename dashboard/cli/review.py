@@ -6,9 +6,13 @@ so what is signed is what was shown. Sign-offs go to the reviews directory (`--r
 default `$XDG_DATA_HOME/relidash/reviews/`), never into the reports directory.
 
 Exit codes: 0 done (verify: the packet holds); 1 verify found that it does not hold (a
-changed file, a moved number, an edited packet); 2 a usage error, an unknown suite or
-release, an unusable policy or reviews directory, or a file that is not a readable
-relidash packet (VERIFY_EXIT_CODES, shown by `relidash verify --help`).
+changed file, a moved number, an edited packet), or `reviews --strict` an approved release
+whose evidence changed; 2 a usage error, an unknown suite or release, an unusable policy
+or reviews directory, a sign-off already recorded moments before, or a file that is not a
+readable relidash packet (VERIFY_EXIT_CODES, shown by `relidash verify --help`).
+
+Every name, path and reason printed goes through render.visible: a suite name or a --by
+holding control characters is shown escaped, never acted on by the terminal.
 """
 
 from __future__ import annotations
@@ -94,13 +98,23 @@ def register(subparsers: Any) -> None:
     signoff.set_defaults(handler=cmd_signoff, walk_ahead=True)
 
     reviews = subparsers.add_parser(
-        "reviews", help="list sign-offs, newest first, with their evidence status now"
+        "reviews",
+        help="list sign-offs, newest first, with their evidence status now",
+        description="Every sign-off in the reviews directory, newest first. With SRC, each "
+        "record's evidence is checked against the reports now (unchanged, changed, missing); "
+        "without it, the records alone are listed (evidence not checked). Files that are not "
+        "sign-off records are listed as problems.",
     )
-    add_source_argument(reviews)
+    add_source_argument(reviews, nargs="?")
     reviews.add_argument("--suite")
     reviews.add_argument("--release")
     reviews.add_argument("--decision", choices=DECISIONS)
     reviews.add_argument("--json", action="store_true", help="print one JSON document")
+    reviews.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a listed approval's evidence has changed or gone since (needs SRC)",
+    )
     add_reviews_option(reviews)
     add_load_options(reviews)
     reviews.set_defaults(handler=cmd_reviews)
@@ -130,6 +144,8 @@ def reviews_dir_of(args: argparse.Namespace) -> Path:
     from dashboard.data.signoffs import ReviewsDirError, check_reviews_dir, default_reviews_dir
 
     chosen = args.reviews if args.reviews is not None else default_reviews_dir()
+    if args.directory is None:  # `reviews` alone: no reports directory to keep out of
+        return Path(chosen)
     try:
         # a bucket holds no local directory a reviews directory could be inside
         check_reviews_dir(chosen, reports_source(args).local_root)
@@ -215,7 +231,6 @@ def write_file(path: Path, data: bytes) -> None:
 
 def cmd_review(args: argparse.Namespace) -> int:
     from dashboard.analysis.review import utc_now
-    from dashboard.analysis.review_history import review_history
     from dashboard.render.packet import render_packet
 
     source = reports_source(args)
@@ -226,10 +241,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     con = load(args)
     review = build(args, con)
     history = packet_history(con, review)
-    try:
-        entries, _ = review_history(reviews, source, suite=review.suite, release=review.release)
-    except SourceError as exc:
-        raise UsageError(str(exc)) from exc
+    entries, _ = _history(reviews, source, suite=review.suite, release=review.release)
     html = render_packet(
         review,
         signoffs=[dict(e.record) for e in entries],
@@ -281,9 +293,21 @@ def print_pdf(html: Path, pdf: Path) -> None:
         raise UsageError(f"{pdf}: Chromium could not print the packet ({done.stderr[-300:]!r})")
 
 
+def _history(reviews: Path, source: ReportSource | None, **filters: Any) -> Any:
+    """review_history, with an unlistable reviews directory or source a usage error."""
+    from dashboard.analysis.review_history import review_history
+    from dashboard.data.signoffs import ReviewsDirError
+
+    try:
+        return review_history(reviews, source, **filters)
+    except (SourceError, ReviewsDirError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def cmd_signoff(args: argparse.Namespace) -> int:
     from dashboard.analysis.review import signoff_record
-    from dashboard.data.signoffs import ReviewsDirError, write_signoff
+    from dashboard.data.signoffs import AlreadyRecorded, ReviewsDirError, write_signoff
+    from dashboard.render.visible import visible
 
     reviews = reviews_dir_of(args)
     con = load(args)
@@ -291,6 +315,8 @@ def cmd_signoff(args: argparse.Namespace) -> int:
     try:
         record = signoff_record(review, decision=args.decision, by=args.by, comment=args.comment)
         path = write_signoff(reviews, record)
+    except AlreadyRecorded as exc:
+        raise UsageError(f"{exc}; nothing new was written") from exc
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     except (ReviewsDirError, OSError) as exc:
@@ -300,28 +326,26 @@ def cmd_signoff(args: argparse.Namespace) -> int:
             + ")"
         ) from exc
     print(
-        f"relidash: {args.decision} {review.suite} {review.release} by {record['by']} "
-        f"(identity not verified), verdict {review.verdict}; recorded in {path}",
+        f"relidash: {args.decision} {visible(review.suite)} {visible(review.release)} by "
+        f"{visible(record['by'])} (identity not verified), verdict {review.verdict}; "
+        f"recorded in {visible(path)}",
         file=sys.stderr,
     )
     return EXIT_OK
 
 
 def cmd_reviews(args: argparse.Namespace) -> int:
-    from dashboard.analysis.review_history import review_history
-    from dashboard.render.formatting import one_line
+    from dashboard.analysis.review_history import approved_and_changed
+    from dashboard.render.visible import visible
 
+    if args.strict and args.directory is None:
+        raise UsageError("--strict checks the evidence against the reports: give SRC")
     reviews = reviews_dir_of(args)
-    try:
-        entries, problems = review_history(
-            reviews,
-            reports_source(args),
-            suite=args.suite,
-            release=args.release,
-            decision=args.decision,
-        )
-    except SourceError as exc:
-        raise UsageError(str(exc)) from exc
+    source = reports_source(args) if args.directory is not None else None
+    entries, problems = _history(
+        reviews, source, suite=args.suite, release=args.release, decision=args.decision
+    )
+    changed_approvals = approved_and_changed(entries)
     if args.json:
         document = {
             "reviews": [e.as_json() for e in entries],
@@ -329,23 +353,43 @@ def cmd_reviews(args: argparse.Namespace) -> int:
         }
         json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
-        return EXIT_OK
+    else:
+        _print_reviews(reviews, entries)
+    for p in problems:
+        print(f"relidash: problem: {visible(p.file)}: {visible(p.reason)}", file=sys.stderr)
+    if source is None:
+        print(
+            "relidash: evidence not checked (give the reports directory or URL to check it)",
+            file=sys.stderr,
+        )
+    if args.strict and changed_approvals:
+        for e in changed_approvals:
+            print(
+                f"relidash: approved {visible(e.record['suite'])} {visible(e.record['release'])} "
+                f"({visible(e.file)}): its evidence has {e.evidence.status} since",
+                file=sys.stderr,
+            )
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_reviews(reviews: Path, entries: list[Any]) -> None:
+    from dashboard.render.formatting import one_line
+    from dashboard.render.visible import visible
+
     if not entries:
-        print(f"No sign-offs in {reviews}.")
+        print(f"No sign-offs in {visible(reviews)}.")
     for e in entries:
         r = e.record
-        who = f"{r.get('by')}{'' if r.get('identity_verified') else ' (unverified)'}"
+        who = f"{r['by']}{'' if r.get('identity_verified') else ' (unverified)'}"
         print(
-            f"{r.get('time')}  {one_line(str(r.get('suite')), 30)} {one_line(str(r.get('release')), 20)}"
-            f"  {r.get('decision'):<11} by {one_line(who, 40)}  evidence {e.evidence.status}"
+            f"{visible(r['time'])}  {one_line(r['suite'], 30)} {one_line(r['release'], 20)}"
+            f"  {r['decision']:<11} by {one_line(who, 40)}  evidence {e.evidence.status}"
         )
         if r.get("comment"):
-            print(f"    {one_line(str(r.get('comment')), 100)}")
+            print(f"    {one_line(r['comment'], 100)}")
         for f in e.evidence.changed_files:
-            print(f"    {f['path']}: {f['old']} -> {f['new'] or 'missing'}")
-    for p in problems:
-        print(f"relidash: problem: {p.file}: {p.reason}", file=sys.stderr)
-    return EXIT_OK
+            print(f"    {visible(f['path'])}: {f['old']} -> {f['new'] or 'missing'}")
 
 
 def packet_history(con: Any, review: Any) -> Any:
@@ -362,15 +406,7 @@ def packet_history(con: Any, review: Any) -> Any:
 
 def _stored_signoffs(reviews: Path, source: ReportSource, packet: dict[str, Any]) -> Any:
     """The records of the packet's suite and release with their evidence status now."""
-    from dashboard.analysis.review_history import review_history
-    from dashboard.data.signoffs import ReviewsDirError
-
-    try:
-        entries, _ = review_history(
-            reviews, source, suite=packet["suite"], release=packet["release"]
-        )
-    except (SourceError, ReviewsDirError) as exc:
-        raise UsageError(str(exc)) from exc
+    entries, _ = _history(reviews, source, suite=packet["suite"], release=packet["release"])
     return [(e.record, e.evidence) for e in entries]
 
 
@@ -388,6 +424,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from dashboard.render.packet import parse_packet, render_packet
     from dashboard.render.packet_diff import visible_differences
     from dashboard.render.verify_report import conclusion, verify_lines
+    from dashboard.render.visible import visible
 
     try:
         text = args.packet.read_text(encoding="utf-8")
@@ -451,6 +488,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         raw_moved=moved_numbers(packet, fresh_json) if fresh_json is not None else (),
     ):
-        print(line)
+        print(visible(line))  # suite, release, slice and rule names come from files
     print(conclusion(verification, differences), file=sys.stderr)
     return EXIT_OK if verification.holds(bool(differences)) else EXIT_FAILED

@@ -6,13 +6,15 @@ a hidden temp file in the same directory, are fsynced, and are then hard-linked 
 final name made of the record's time and the SHA-256 of its bytes. `os.link` fails when
 the final name exists, so an existing record is never replaced, even when two processes
 sign the same release in the same second; a crash before the link leaves only a hidden
-`.*.tmp` file, which readers ignore.
+`.signoff-*.tmp` file, which readers ignore (and list once stale) and the next writer
+removes once stale. A writer holds a lock on the directory while it looks for the same
+sign-off made moments before (a double submission) and links its own.
 
-The record itself is built elsewhere (dashboard.analysis.review) and is opaque here apart
-from the required keys checked on write and on read.
+The record itself is built elsewhere (dashboard.analysis.review); what it must hold is
+checked in one place, dashboard.data.signoff_schema, on write and on read.
 
 Must not: edit or delete a stored record (there is deliberately no update or delete
-function; the only file this module removes is its own temp file), write anywhere but the
+function; the only files this module removes are its own temp files), write anywhere but the
 reviews directory, or raise for a bad file when reading (a bad file is a SignoffProblem).
 """
 
@@ -20,31 +22,52 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
+import stat
+import time as clock
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from dashboard.data.scan import file_digests
+from dashboard.data.signoff_schema import (
+    DECISIONS,
+    MAX_SIGNOFF_BYTES,
+    REQUIRED_KEYS,
+    parse_signoff,
+    parse_time,
+    record_errors,
+)
 
-REQUIRED_KEYS = ("suite", "release", "decision", "time", "by")
-DECISIONS = ("approved", "conditional", "rejected")
+__all__ = [
+    "DECISIONS",
+    "MAX_SIGNOFF_BYTES",
+    "REQUIRED_KEYS",
+    "AlreadyRecorded",
+    "ReviewsDirError",
+    "SignoffProblem",
+    "StoredSignoff",
+    "check_reviews_dir",
+    "default_reviews_dir",
+    "file_sha256",
+    "read_signoffs",
+    "serialise_signoff",
+    "write_signoff",
+]
+
 TEMP_SUFFIX = ".tmp"
-MAX_SIGNOFF_BYTES = 16 << 20  # far above any real record; keeps a stray huge file cheap
+TEMP_PREFIX = ".signoff-"
+STALE_TEMP_SECONDS = 600  # a writer holds its temp file for milliseconds, never minutes
+REPEAT_SECONDS = 60  # the same sign-off again within this is a double submission
 _FILE_MODE = 0o644
-_JSON_TYPES = {
-    dict: "an object",
-    list: "an array",
-    str: "a string",
-    int: "a number",
-    float: "a number",
-    bool: "true or false",
-    type(None): "null",
-}
+_NAME_TIME = re.compile(r"(\d{8}T\d{6}Z)-")
 
 
 class ReviewsDirError(Exception):
@@ -103,34 +126,144 @@ def serialise_signoff(record: dict[str, Any]) -> bytes:
 def write_signoff(reviews_dir: Path, record: dict[str, Any]) -> Path:
     """Store one record as a new file and return its path; never replaces a stored record.
 
-    The same record stored twice is one record: the existing path is returned. Raises
-    ValueError for a record that read_signoffs would reject or that is not JSON (NaN, a
-    non-string key, an unserialisable value), and ReviewsDirError when the directory
-    cannot be created or written.
+    The same sign-off again (a stored record equal to this one but for its time, made
+    less than REPEAT_SECONDS apart) is refused with AlreadyRecorded, which names the
+    stored one: a double click or a retried command keeps one record. Raises ValueError
+    for a record that read_signoffs would reject or that is not JSON (NaN, a non-string
+    key, an unserialisable value), and ReviewsDirError when the directory cannot be
+    created or written. Temp files that killed writers left are removed once stale.
     """
     if not isinstance(record, dict):
         raise ValueError(f"a sign-off record must be a dict, not {type(record).__name__}")
-    errors = _record_errors(record)
+    errors = record_errors(record)
     if errors:
         raise ValueError(f"the sign-off record cannot be stored: {'; '.join(errors)}")
     try:
         data = serialise_signoff(record)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"the sign-off record cannot be stored: it is not JSON ({exc})") from exc
-    time = _parse_time(record["time"])
-    if time is None:  # unreachable: _record_errors checked it
+    time = parse_time(record["time"])
+    if time is None:  # unreachable: record_errors checked it
         raise ValueError(f"the sign-off record cannot be stored: bad time {record['time']!r}")
     stem = f"{time.strftime('%Y%m%dT%H%M%SZ')}-{hashlib.sha256(data).hexdigest()[:16]}"
     _ensure_dir(reviews_dir)
-    temp = _write_temp(reviews_dir, data)
-    try:
-        final = _link_unique(temp, reviews_dir, stem, data)
-    finally:
-        # After the link the record has its own name; the temp name is only clutter, and
-        # failing to remove it must not report a stored record as lost.
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+    # the check for a repeat and the link are one step for every writer on this machine
+    with _locked(reviews_dir):
+        _remove_stale_temps(reviews_dir)
+        earlier = _repeat_of(reviews_dir, record, time)
+        if earlier is not None:
+            raise AlreadyRecorded(earlier, record)
+        temp = _write_temp(reviews_dir, data)
+        try:
+            final = _link_unique(temp, reviews_dir, stem, data)
+        finally:
+            # After the link the record has its own name; the temp name is only clutter,
+            # and failing to remove it must not report a stored record as lost.
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
     return final
+
+
+class AlreadyRecorded(ValueError):
+    """The same sign-off is stored already, made less than REPEAT_SECONDS before or after."""
+
+    def __init__(self, stored: StoredSignoff, record: dict[str, Any]) -> None:
+        self.stored = stored
+        self.path = stored.path
+        super().__init__(
+            f"this sign-off is already recorded ({record['decision']} of {record['suite']} "
+            f"{record['release']} by {record['by']} at {stored.record['time']}, in "
+            f"{stored.path.name}); the same sign-off within {REPEAT_SECONDS} seconds is "
+            "not recorded twice"
+        )
+
+
+def _without_time(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in record.items() if key != "time"}
+
+
+def _repeat_of(reviews_dir: Path, record: dict[str, Any], time: datetime) -> StoredSignoff | None:
+    """A stored record equal to `record` but for its time, less than REPEAT_SECONDS away.
+
+    Only names whose time stamp (relidash's own naming) falls in the window are read, so a
+    long history costs a directory listing, not a read of every record.
+    """
+    window = timedelta(seconds=REPEAT_SECONDS)
+    wanted = _without_time(record)
+    try:
+        with os.scandir(reviews_dir) as entries:
+            names = [entry.name for entry in entries if entry.name.endswith(".json")]
+    except OSError as exc:
+        raise _dir_error(reviews_dir, exc, reading=True) from exc
+    for name in sorted(names):
+        match = _NAME_TIME.match(name)
+        if match is None:
+            continue
+        stamped = datetime.strptime(match.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=time.tzinfo)
+        # the name's stamp is cut to the second
+        if not -window <= stamped - time.replace(microsecond=0) <= window:
+            continue
+        path = reviews_dir / name
+        result = _read_one(path)
+        if isinstance(result, str):
+            continue
+        data, stored = result
+        stored_time = parse_time(stored["time"])
+        if stored_time is None or abs(stored_time - time) >= window:
+            continue
+        if _without_time(stored) == wanted:
+            return StoredSignoff(path, stored, hashlib.sha256(data).hexdigest())
+    return None
+
+
+@contextlib.contextmanager
+def _locked(reviews_dir: Path) -> Iterator[None]:
+    """An exclusive lock on the reviews directory itself (no lock file to leave behind).
+
+    Where the file system cannot lock a directory (some network mounts), writers go on
+    without it: the link still never replaces a record; only a repeat made in the same
+    instant by two processes could then be stored twice.
+    """
+    try:
+        fd = os.open(reviews_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _dir_error(reviews_dir, exc) from exc
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _remove_stale_temps(reviews_dir: Path) -> None:
+    """Remove this module's own temp files that no writer has touched for minutes."""
+    for name, _age in _stale_temps(reviews_dir):
+        with contextlib.suppress(OSError):
+            os.unlink(reviews_dir / name)
+
+
+def _stale_temps(reviews_dir: Path) -> Iterator[tuple[str, float]]:
+    """(name, age in seconds) of each of this module's temp files older than
+    STALE_TEMP_SECONDS: a writer killed between its temp file and the link left it."""
+    now = clock.time()
+    try:
+        with os.scandir(reviews_dir) as entries:
+            found = [
+                entry
+                for entry in entries
+                if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(TEMP_SUFFIX)
+            ]
+    except OSError:
+        return
+    for entry in found:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        age = now - info.st_mtime
+        if stat.S_ISREG(info.st_mode) and age > STALE_TEMP_SECONDS:
+            yield entry.name, age
 
 
 def _write_temp(reviews_dir: Path, data: bytes) -> Path:
@@ -140,7 +273,7 @@ def _write_temp(reviews_dir: Path, data: bytes) -> Path:
     the link (a crash there must leave no record). The directory must exist.
     """
     while True:
-        temp = reviews_dir / f".signoff-{os.getpid()}-{secrets.token_hex(8)}{TEMP_SUFFIX}"
+        temp = reviews_dir / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}{TEMP_SUFFIX}"
         try:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, _FILE_MODE)
         except FileExistsError:
@@ -163,9 +296,11 @@ def _write_temp(reviews_dir: Path, data: bytes) -> Path:
 def read_signoffs(reviews_dir: Path) -> tuple[list[StoredSignoff], list[SignoffProblem]]:
     """Every stored record, newest first (by its time, then by file name), and every bad file.
 
-    Reads each `*.json` not starting with "."; hidden temp files are ignored. A missing
-    directory holds no records. Raises ReviewsDirError only when the directory itself
-    cannot be listed.
+    Reads each `*.json` not starting with "." (each checked by signoff_schema, the one
+    strict check); a file that is not a record is a problem and never stops the rest.
+    Hidden temp files are ignored while a writer may still be at work, and listed as
+    problems once stale. A missing directory holds no records. Raises ReviewsDirError
+    only when the directory itself cannot be listed.
     """
     try:
         with os.scandir(reviews_dir) as entries:
@@ -187,12 +322,20 @@ def read_signoffs(reviews_dir: Path) -> tuple[list[StoredSignoff], list[SignoffP
             problems.append(SignoffProblem(name, result))
             continue
         data, record = result
-        time = _parse_time(record["time"])
-        if time is None:  # unreachable: _record_errors checked it
+        time = parse_time(record["time"])
+        if time is None:  # unreachable: parse_signoff checked it
             problems.append(SignoffProblem(name, "has an unreadable time"))
             continue
         stored.append((time, StoredSignoff(path, record, hashlib.sha256(data).hexdigest())))
     stored.sort(key=lambda item: item[0], reverse=True)  # stable: names stay ascending
+    for name, age in sorted(_stale_temps(reviews_dir)):
+        problems.append(
+            SignoffProblem(
+                name,
+                f"is a sign-off its writer left unfinished {age / 60:.0f} minutes ago "
+                "(no record was stored; the next sign-off removes it)",
+            )
+        )
     return [signoff for _, signoff in stored], problems
 
 
@@ -280,10 +423,14 @@ def _is_non_directory(path: Path) -> bool:
 
 
 def _read_one(path: Path) -> tuple[bytes, dict[str, Any]] | str:
-    """The file's bytes and record, or why it is not a sign-off."""
+    """The file's bytes and record, or why it is not a sign-off.
+
+    Opened without blocking and checked to be a regular file before a byte is read: a
+    FIFO or a device named `*.json` would otherwise hold the reader (a server thread, a
+    CLI command) for good.
+    """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_SIGNOFF_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except IsADirectoryError:
         return "is a directory, not a sign-off file"
     except PermissionError:
@@ -292,58 +439,29 @@ def _read_one(path: Path) -> tuple[bytes, dict[str, Any]] | str:
         return "disappeared or is a broken symbolic link"
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
-    if len(data) > MAX_SIGNOFF_BYTES:
-        return f"is over {MAX_SIGNOFF_BYTES >> 20} MiB, too large to be a sign-off"
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"is not UTF-8 text (invalid byte at offset {exc.start})"
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-    except (ValueError, RecursionError) as exc:
-        return f"is not valid JSON: {exc}"
-    if not isinstance(record, dict):
-        return f"holds {_json_type(record)}, not a sign-off object"
-    errors = _record_errors(record)
-    if errors:
-        return "; ".join(errors)
-    return data, record
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return "is a directory, not a sign-off file"
+        if not stat.S_ISREG(mode):
+            return f"is {_file_kind(mode)}, not a regular file; left unread"
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_SIGNOFF_BYTES + 1)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    parsed = parse_signoff(data)
+    if isinstance(parsed, str):
+        return parsed
+    return data, parsed
 
 
-def _record_errors(record: dict[str, Any]) -> list[str]:
-    """What is wrong with a record's required keys, each phrased to follow the file name."""
-    missing = [key for key in REQUIRED_KEYS if key not in record]
-    errors: list[str] = []
-    if missing:
-        listed = ", ".join(repr(key) for key in missing)
-        errors.append(f"lacks the required key{'s' if len(missing) > 1 else ''} {listed}")
-    for key in REQUIRED_KEYS:
-        if key in record and not isinstance(record[key], str):
-            errors.append(f"has {key!r} as {_json_type(record[key])}, not a string")
-    decision = record.get("decision")
-    if isinstance(decision, str) and decision not in DECISIONS:
-        errors.append(f"has decision {decision!r}, not one of {', '.join(DECISIONS)}")
-    time = record.get("time")
-    if isinstance(time, str) and _parse_time(time) is None:
-        errors.append(
-            f"has time {time!r}, not a UTC ISO-8601 time ending in Z (like 2026-12-01T07:35:00Z)"
-        )
-    return errors
-
-
-def _parse_time(value: str) -> datetime | None:
-    if not value.endswith("Z"):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.utcoffset() != timedelta(0):
-        return None
-    return parsed
-
-
-def _json_type(value: object) -> str:
-    return _JSON_TYPES.get(type(value), type(value).__name__)
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"

@@ -11,12 +11,13 @@ from dashboard.analysis.comparing import STILL_PASSING, Comparison, LedgerEntry
 from dashboard.analysis.deltas import INTERVAL_NOTE
 from dashboard.analysis.estimates import policy_note
 from dashboard.render.formatting import one_line, points
+from dashboard.render.visible import visible
 
 
 def _entry_line(entry: LedgerEntry) -> str:
     before = entry.base.cell() if entry.base else "—"
     after = entry.head.cell() if entry.head else "—"
-    text = one_line(entry.input) or entry.case_id or entry.key
+    text = one_line(entry.input) or visible(entry.case_id or entry.key)
     return f"    {before:>13} → {after:<13} {text}"
 
 
@@ -33,10 +34,10 @@ def render_text(comparison: Comparison, list_still_passing: bool = False) -> str
     c = comparison
     policy = policy_note(c.count_agent_errors)
     out = [
-        f"relidash compare: suite {c.suite}, {c.base_release} → {c.head_release} "
-        f"({c.slice or 'all cases'}; {policy})",
-        f"  base {c.base_file}",
-        f"  head {c.head_file}",
+        f"relidash compare: suite {visible(c.suite)}, {visible(c.base_release)} → "
+        f"{visible(c.head_release)} ({visible(c.slice or 'all cases')}; {policy})",
+        f"  base {visible(c.base_file)}",
+        f"  head {visible(c.head_file)}",
         f"  {len(c.ledger)} cases matched, {c.n_pairs} evaluated in both; "
         f"{len(c.added)} added, {len(c.removed)} removed; k = {c.k} ({c.k_source})",
         *_matching_lines(c),

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from dashboard.analysis.estimates import is_missing
+from dashboard.render.visible import visible
 
 INPUT_WIDTH = 70
 _DIGEST_ID = re.compile(r"sha256:[0-9a-f]{64}")
@@ -160,8 +161,7 @@ def envelope_text(width_points: Any, reading: str) -> str:
 
 
 def one_line(text: str | None, width: int = INPUT_WIDTH) -> str:
-    flat = " ".join((text or "").split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
+    flat = visible(" ".join((text or "").split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 

@@ -37,6 +37,7 @@ from dashboard.analysis.policy import (
     GateRule,
 )
 from dashboard.render.formatting import one_line
+from dashboard.render.visible import visible
 
 HOLDING_SHOWN: Final = 10
 GATE_TABLE_COLUMNS: Final = (
@@ -176,17 +177,18 @@ def _holding_heading(result: RuleResult) -> str:
 
 
 def _case_text(case: HoldingCase) -> str:
-    return one_line(case.input) or case.case_id or f"case {case.case_idx}"
+    return one_line(case.input) or visible(case.case_id or f"case {case.case_idx}")
 
 
 def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
     """One line per rule; under each failure, the cases that hold its metric down."""
     out = [
-        f"relidash gate: suite {report.suite}, release {report.release} ({report.file}; "
+        f"relidash gate: suite {visible(report.suite)}, release {visible(report.release)} "
+        f"({visible(report.file)}; "
         f"{policy_note(report.count_agent_errors)})"
     ]
     for result in report.results:
-        out.append(rule_line(result))
+        out.append(visible(rule_line(result)))  # a rule's name and slice come from files
         if result.plan is not None:
             out.append(f"  {plan_line(result.plan)}")
         if result.verdict.verdict not in (FAILED, UNDECIDED) or result.rule.uses == USES_MAX_DROP:
@@ -200,8 +202,8 @@ def render_text(report: GateReport, limit: int = HOLDING_SHOWN) -> str:
         if len(result.holding) > limit:
             out.append(f"    … and {len(result.holding) - limit} more")
     if report.strict_failed:
-        out.append(strict_line(report))
-        out.extend(f"  {scope}: {reason}" for scope, reason in report.problems)
+        out.append(visible(strict_line(report)))
+        out.extend(f"  {visible(scope)}: {visible(reason)}" for scope, reason in report.problems)
     total = len(report.results) + int(report.strict)
     if report.passed:
         out.append(f"gate PASSED: {total} of {total} checks passed")

@@ -9,6 +9,9 @@ from dashboard.app.widgets import chart, download, linked_select, report_page
 from dashboard.render import review_tables
 from dashboard.render.formatting import md
 
+SIGNOFF_RECORDED = "signoff_recorded"  # the confirmation shown on the run after a sign-off
+SIGNOFF_FIELDS = ("signoff_decision", "signoff_comment", "signoff_name")
+
 version, suites, count_errors = report_page("Release review")
 c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
 with c1:
@@ -111,9 +114,17 @@ st.caption(
 )
 
 st.subheader("Sign-off")
-entries, _ = app_state.review_history(suite=review.suite, release=review.release)
+entries, record_problems = app_state.review_history(suite=review.suite, release=review.release)
 if entries:
     st.dataframe(review_tables.signoffs_table(entries), hide_index=True, width="stretch")
+if record_problems:
+    st.warning(
+        f"{len(record_problems)} file(s) in the reviews directory are not sign-off records "
+        "and are left out; the Reviews page lists them with the reason."
+    )
+recorded = st.session_state.pop(SIGNOFF_RECORDED, None)
+if recorded is not None:  # the sign-off just made: said once, with the form cleared
+    st.success(recorded)
 identity = signed_in_identity()
 with st.form("signoff", clear_on_submit=False):
     decision = st.radio(
@@ -130,7 +141,12 @@ with st.form("signoff", clear_on_submit=False):
     submitted = st.form_submit_button("Record the sign-off")
 if submitted:
     from dashboard.analysis.review import signoff_record
-    from dashboard.data.signoffs import ReviewsDirError, check_reviews_dir, write_signoff
+    from dashboard.data.signoffs import (
+        AlreadyRecorded,
+        ReviewsDirError,
+        check_reviews_dir,
+        write_signoff,
+    )
 
     try:
         record = signoff_record(
@@ -138,13 +154,20 @@ if submitted:
         )
         check_reviews_dir(app_state.reviews_dir(), app_state.reports_dir())
         path = write_signoff(app_state.reviews_dir(), record)
+    except AlreadyRecorded as exc:
+        st.info(f"Nothing new recorded: {md(exc)}.")
     except (ValueError, ReviewsDirError, OSError) as exc:
         st.error(
             f"The sign-off was not recorded: {md(exc)}. What you entered: {decision}, "
             f"by {md(name) or '(no name)'}, comment: {md(comment) or '(none)'}"
         )
     else:
-        st.success(f"Recorded: {decision} by {md(record['by'])} ({md(path.name)})")
+        st.session_state[SIGNOFF_RECORDED] = (
+            f"Recorded: {decision} of {md(review.suite)} {md(review.release)} by "
+            f"{md(record['by'])} ({md(path.name)})"
+        )
+        for key in SIGNOFF_FIELDS:  # the next run draws the form empty
+            st.session_state.pop(key, None)
         st.rerun()
 
 st.download_button(

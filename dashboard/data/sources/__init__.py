@@ -9,7 +9,9 @@ standard `AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_S3` variables.
 
 Must not: write, delete or tag an object (relidash only reads a bucket); import a cloud
 package at import time (a machine without the extras still imports this floor); read or
-pick credentials itself.
+pick credentials itself; show one (`redact_secrets`: credentials a user put into an
+endpoint URL, `http://KEY:SECRET@host`, or a signed query string never reach a message,
+a page, or the catalog's record of its source).
 """
 
 from __future__ import annotations
@@ -29,12 +31,39 @@ __all__ = [
     "failure_reason",
     "open_filesystem",
     "parse_location",
+    "redact_secrets",
     "s3_endpoint",
 ]
 
+# userinfo of any URL in a text: scheme://user:password@ (the scheme kept, the rest
+# hidden); not in Azure's az://container@account/..., where it names the container
+_USERINFO = re.compile(
+    r"(?P<scheme>\b(?!(?:az|abfss?|wasbs?)://)[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s\"'<>]+@",
+    re.IGNORECASE,
+)
+# a query parameter whose name says it holds a secret: SigV4's X-Amz-Credential,
+# X-Amz-Signature and X-Amz-Security-Token, an Azure SAS `sig`, `token`, `password`, `key`
+_SECRET_PARAM = re.compile(
+    r"(?P<name>[?&;][^=&;#\s\"'<>]*?(?:sig|token|secret|passw|pwd|key|credential|auth)"
+    r"[^=&;#\s\"'<>]*=)[^&;#\s\"'<>]*",
+    re.IGNORECASE,
+)
+REDACTED = "***"
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with the credentials of every URL in it hidden: `http://KEY:SECRET@host`
+    becomes `http://***@host`, and `?X-Amz-Signature=abc` becomes `?X-Amz-Signature=***`."""
+    text = _USERINFO.sub(rf"\g<scheme>{REDACTED}@", text)
+    return _SECRET_PARAM.sub(rf"\g<name>{REDACTED}", text)
+
 
 class SourceError(Exception):
-    """A source cannot be read as asked; the message is one line naming the URL and why."""
+    """A source cannot be read as asked; the message is one line naming the URL and why,
+    with any credential in a URL hidden (it reaches terminals, logs and served pages)."""
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(redact_secrets(str(message)))
 
 
 # scheme as typed -> (kind, fsspec package, relidash extra)
@@ -118,6 +147,11 @@ def parse_location(text: str) -> Location:
     kind, package, _ = _SCHEMES[scheme]
     netloc, _, rest = match["rest"].partition("/")
     bucket, _, host = netloc.partition("@") if kind == "az" else (netloc, "", "")
+    if "@" in bucket:  # s3://KEY:SECRET@bucket: never sent on, never shown (SourceError)
+        raise SourceError(
+            f"{one_line(text)}: credentials do not belong in the URL; relidash takes them "
+            "from the SDK's own chain (environment, profile, instance role)"
+        )
     if not bucket or any(c in bucket for c in "/\\?#*[] ") or not bucket.isprintable():
         raise SourceError(f"{one_line(text)}: no valid bucket or container name after {scheme}://")
     account = host.split(".", 1)[0] if host else ""
@@ -165,9 +199,11 @@ def s3_endpoint() -> str:
 
 
 def where(location: Location) -> str:
-    """The location's URL, with the endpoint when it is not the provider's own."""
+    """The location's URL, with the endpoint when it is not the provider's own: in
+    messages, and as the source's identity (which catalog and mirror are its own), so
+    with any credential in the endpoint hidden: a key rotated is the same source."""
     endpoint = s3_endpoint() if location.kind == "s3" else ""
-    return f"{location.url} (endpoint {endpoint})" if endpoint else location.url
+    return redact_secrets(f"{location.url} (endpoint {endpoint})" if endpoint else location.url)
 
 
 def open_filesystem(location: Location, *, anon: bool = False) -> Any:
@@ -259,7 +295,7 @@ _REASONS: tuple[tuple[frozenset[str], str], ...] = (
 
 def failure_reason(exc: BaseException) -> str:
     """One line saying why a request failed: the kind of failure, then the SDK's words."""
-    detail = one_line(str(exc)) or type(exc).__name__
+    detail = one_line(redact_secrets(str(exc))) or type(exc).__name__
     seen: BaseException | None = exc
     # the outermost exception that says what happened decides: urllib3's refused
     # connection is a subclass of its connect timeout, under botocore's "could not connect"
