@@ -32,9 +32,11 @@ from dashboard.analysis.comparing import compare_cases
 from dashboard.analysis.deltas import MetricDelta
 from dashboard.analysis.estimates import (
     INTERVAL_NOTE,
+    METHOD_WIDENED,
     estimate,
     evaluated_arrays,
     number_or_none,
+    verdict_interval,
 )
 from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.planning import DecidePlan, decide_plan
@@ -131,11 +133,15 @@ def gate_verdict(
         return GateVerdict(
             "UNKNOWN", metric, k, None, None, None, r.n_cases, threshold, uses, r.unknown_reason
         )
-    observed = r.ci_low if uses == USES_CI_LOW else r.value
-    assert observed is not None
-    verdict = three_way(observed, r.value, r.ci_low, r.ci_high, threshold)
+    assert r.ci_low is not None and r.ci_high is not None
+    # at a few cases the reported interval covers too little to decide on: verdicts read a
+    # wider one there (estimates.verdict_interval), and the line says so
+    low, high = verdict_interval(n, c, k, metric, r.ci_low, r.ci_high)
+    method = METHOD_WIDENED if (low, high) != (r.ci_low, r.ci_high) else r.method
+    observed = low if uses == USES_CI_LOW else r.value
+    verdict = three_way(observed, r.value, low, high, threshold)
     return GateVerdict(
-        verdict, metric, k, r.value, r.ci_low, r.ci_high, r.n_cases, threshold, uses, "", r.method
+        verdict, metric, k, r.value, low, high, r.n_cases, threshold, uses, "", method
     )
 
 

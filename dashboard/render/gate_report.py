@@ -16,7 +16,7 @@ from typing import Final
 
 import pandas as pd
 
-from dashboard.analysis.estimates import policy_note
+from dashboard.analysis.estimates import METHOD_WIDENED, policy_note
 from dashboard.analysis.gating import (
     FAILED,
     PASSED,
@@ -61,10 +61,12 @@ def verdict_line(v: GateVerdict) -> str:
     assert observed is not None
     op = {PASSED: ">=", FAILED: "<"}.get(v.verdict, "<")
     digits = _digits_to_show(observed, v.threshold)
-    numbers = f"({name} = {v.value:.3f}, CI [{v.ci_low:.3f}, {v.ci_high:.3f}], {v.n_cases} cases)"
+    # a verdict at a few cases reads a widened interval (estimates.verdict_interval)
+    ci = "widened CI" if v.method == METHOD_WIDENED else "CI"
+    numbers = f"({name} = {v.value:.3f}, {ci} [{v.ci_low:.3f}, {v.ci_high:.3f}], {v.n_cases} cases)"
     if v.verdict == UNDECIDED:
         return (
-            f"{name} gate UNDECIDED (fails): the CI [{v.ci_low:.3f}, {v.ci_high:.3f}] "
+            f"{name} gate UNDECIDED (fails): the {ci} [{v.ci_low:.3f}, {v.ci_high:.3f}] "
             f"straddles the required {v.threshold:.{digits}f}; the evidence neither meets "
             f"nor rules it out {numbers}"
         )
