@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from figures import keep  # noqa: E402
 
 from dashboard.analysis.estimates import verdict_interval  # noqa: E402
-from dashboard.stats import pass_at_k, pass_hat_k, suite_pass_k  # noqa: E402
+from dashboard.stats import pass_hat_k, suite_pass_k  # noqa: E402
 from dashboard.stats.paired import paired_bootstrap_ci  # noqa: E402
 
 MIX = ((0.55, 0.95, 1.0), (0.30, 0.3, 0.85), (0.15, 0.0, 0.1))
