@@ -117,16 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     # a slice is a suite of fewer cases: the 10- and 20-case rows above are its coverage
     print()
     for name, value in worst.items():
-        verdict = "met" if value >= TARGET else "MISSED"
-        print(f"lowest coverage, {name}: {value:.1%} ({verdict}, target >= {TARGET:.0%})")
-        rows.append(
-            (
-                f"coverage, {name} (lowest over 10-100 cases, 3-8 trials)",
-                f"{value:.1%}",
-                f">= {TARGET:.0%}",
-                verdict,
-            )
-        )
+        # the reported intervals are multivon-eval's, kept as they are; verdicts read others
+        judged = "reported" not in name
+        verdict = ("met" if value >= TARGET else "MISSED") if judged else "(not a verdict's)"
+        target = f">= {TARGET:.0%}" if judged else ""
+        print(f"lowest coverage, {name}: {value:.1%} {verdict} {target}".rstrip())
+        measure = f"coverage, {name} (lowest over 10-100 cases, 3-8 trials)"
+        rows.append((measure, f"{value:.1%}", target, verdict))
     keep(
         "bench_coverage",
         "python benchmarks/bench_coverage.py",
