@@ -72,8 +72,9 @@ def markdown_texts(at: AppTest) -> list[tuple[str, str]]:
 
 def live_markup(text: str) -> bool:
     """Whether Markdown from the payloads would render: an image or link (`](` with no
-    backslash between), or the bold marker."""
-    return "](" in text or "**pwn" in text
+    backslash between), the bold marker, or a bare URL (which GFM links whatever its
+    escapes)."""
+    return "](" in text or "**pwn" in text or re.search(r"https?(\\)?:", text) is not None
 
 
 def surviving(at: AppTest) -> list[tuple[str, str]]:
