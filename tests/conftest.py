@@ -7,11 +7,27 @@ named here, every module can ask for them by name.
 
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 from s3_server import aws_env, moto_url, proxy, store  # noqa: F401
 
 _exit_status: int | None = None  # set once the session has finished
+
+
+@pytest.fixture(autouse=True)
+def page_exceptions_raised() -> Iterator[None]:
+    """AppTest reads the project's .streamlit/config.toml, whose showErrorDetails "none"
+    turns a page's exception into a short message (dashboard/app/errors.py); with full
+    details asked for, a page that raises is listed in `at.exception`, which the page
+    tests check. tests/test_error_details.py asks for "none" itself."""
+    if "streamlit.testing.v1" not in sys.modules:  # no AppTest in this module
+        yield
+        return
+    from streamlit.testing.v1.util import patch_config_options
+
+    with patch_config_options({"client.showErrorDetails": "full"}):
+        yield
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

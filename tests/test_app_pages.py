@@ -129,7 +129,9 @@ def link(at: AppTest, **params: str) -> None:
 
 
 def warnings(at: AppTest) -> list[str]:
-    return [w.value for w in at.warning]
+    """The warnings as a viewer reads them: Markdown's backslash escapes and the invisible
+    word joiners (formatting.md) taken off."""
+    return [re.sub(r"\\([!-/:-@[-`{-~])", r"\1", w.value).replace("\u2060", "") for w in at.warning]
 
 
 def frame(at: AppTest, i: int = 0) -> pd.DataFrame:

@@ -1,5 +1,6 @@
 """`relidash serve`'s server process: Streamlit's own command line (`streamlit run`), with
-Nagle's algorithm turned off on the connections its server accepts.
+Nagle's algorithm turned off on the connections its server accepts, and no look-up of
+the machine's external address.
 
 Streamlit 1.67 binds its listening socket itself and hands it to uvicorn. The socket is
 made with `socket.socket(family)`, so its protocol number is 0; accepted connections
@@ -15,6 +16,17 @@ WebSocket messages a page is drawn from, on a real network.
 TCP_NODELAY set on the listening socket is inherited by every connection it accepts
 (Linux). If Streamlit no longer has the function wrapped here, the server runs as
 Streamlit made it.
+
+Streamlit asks checkip.amazonaws.com for the machine's public address (net_util's
+get_external_ip: a DNS look-up and an HTTP request, then HTTPS when that fails) to print
+an "External URL" when headless on a wildcard address (`--host 0.0.0.0`), and again, with
+no caching of a failure, whenever a WebSocket's Origin is another host than the one it
+connects to (server_util.is_url_from_allowed_origins). A dashboard of private reports
+must not tell a third party it runs, nor wait on it offline; no setting turns the
+look-up off (`browser.serverAddress` skips only the banner's), so the function answers
+"unknown", as it does when the request fails: the banner lists the local and network
+addresses, and a cross-origin WebSocket is allowed only from the hosts Streamlit lists
+without it (localhost, the server's own addresses, `server.corsAllowedOrigins`).
 """
 
 from __future__ import annotations
@@ -43,8 +55,19 @@ def nodelay_listener() -> bool:
     return True
 
 
+def no_external_ip() -> None:
+    """Make Streamlit's external-address look-up answer None without asking anyone."""
+    from streamlit import net_util
+
+    def unknown() -> None:
+        return None
+
+    net_util.get_external_ip = unknown
+
+
 def main() -> None:
     nodelay_listener()
+    no_external_ip()
     from streamlit.web.cli import main as streamlit
 
     sys.argv[0] = "streamlit"

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.auth import require_login, viewer_allowed
+from dashboard.app.errors import page_boundary
 from dashboard.app.pages import HOME, PAGES
 from dashboard.render.formatting import md
 
@@ -51,18 +52,24 @@ with st.sidebar:
         help="Off (multivon-eval's rule): cases with errors are left out. On: a model error or "
         "timeout counts as a failed trial.",
     )
-result = app_state.load_reports(force=reload)
-with st.sidebar:
-    served = app_state.catalog()
-    if served.notice:  # e.g. the bucket cannot be listed: the last good catalog is shown
-        st.warning(md(served.notice))
-    if result is not None:
-        where = app_state.reports_dir()
-        st.caption(
-            f"{result.files} report files in "
-            f"{md(where.name + '/' if where is not None else app_state.reports_label())} · "
-            f"{result.problems} problems · "
-            # a catalog adopted as it was (the directory unchanged) took no load
-            + (f"loaded in {result.seconds:.2f} s" if result.seconds else "unchanged since loaded")
-        )
-page.run()
+# A page that fails shows a short message and a reference; the log gets the traceback.
+with page_boundary(str(page.url_path)):
+    result = app_state.load_reports(force=reload)
+    with st.sidebar:
+        served = app_state.catalog()
+        if served.notice:  # e.g. the bucket cannot be listed: the last good catalog is shown
+            st.warning(md(served.notice))
+        if result is not None:
+            where = app_state.reports_dir()
+            st.caption(
+                f"{result.files} report files in "
+                f"{md(where.name + '/' if where is not None else app_state.reports_label())} · "
+                f"{result.problems} problems · "
+                # a catalog adopted as it was (the directory unchanged) took no load
+                + (
+                    f"loaded in {result.seconds:.2f} s"
+                    if result.seconds
+                    else "unchanged since loaded"
+                )
+            )
+    page.run()

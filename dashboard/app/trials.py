@@ -134,7 +134,7 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
             ignore_volatile=ignore,
         )
         st.caption(
-            f"Where each failing trial first diverges from {label(a)}: "
+            f"Where each failing trial first diverges from {md(label(a))}: "
             + ("one failure mode." if len(groups) == 1 else f"{len(groups)} different points.")
         )
         st.dataframe(

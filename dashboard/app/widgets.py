@@ -43,7 +43,7 @@ def linked_select(
     if key not in st.session_state:
         if wanted is not None and wanted not in as_text:
             st.warning(
-                f"The link asks for {name} “{wanted}”, which is not in the loaded reports; showing another."
+                f"The link asks for {md(name)} “{md(wanted)}”, which is not in the loaded reports; showing another."
             )
             wanted = None
         start = (
@@ -85,6 +85,7 @@ def release_window(names: Sequence[str], page: str) -> tuple[str, str] | None:
         options=list(names),
         value=start,
         key=key,
+        format_func=md,  # its options are drawn as Markdown
     )
     st.query_params["from"], st.query_params["to"] = first, last
     return first, last

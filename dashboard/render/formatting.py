@@ -22,12 +22,20 @@ from dashboard.render.visible import visible
 INPUT_WIDTH = 70
 _DIGEST_ID = re.compile(r"sha256:[0-9a-f]{64}")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
+# GFM makes a bare URL or `www.` name a link whatever its escapes (it looks for them in
+# the text the escapes leave): a word joiner (U+2060: invisible, no break) after the
+# scheme or the `www` keeps it text. A bare e-mail address still becomes a mailto: link,
+# which opens no page; a signed-in viewer's address reads as it is.
+_AUTOLINK = re.compile(r"(?i)(?:https?|ftp|mailto|xmpp)(?=:)|www(?=\.)")
+WORD_JOINER = "\u2060"
 
 
 def md(text: Any) -> str:
     """Report text made inert in Streamlit Markdown (captions, alerts, headings): every
-    punctuation mark that could start syntax (`**`, links, `:red[...]`, `$...$`) escaped."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    punctuation mark that could start syntax (`**`, links, `:red[...]`, `$...$`) escaped,
+    and a bare URL kept from becoming a link."""
+    flat = _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, " ".join(str(text).split()))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
 
 
 # The static tables' look (widgets.data_table): close to Streamlit's own st.table,

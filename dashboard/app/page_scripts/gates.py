@@ -41,7 +41,7 @@ with st.expander("Per-slice rules"):
             (
                 tag,
                 st.number_input(
-                    f"Min CI lower bound for {tag}",
+                    f"Min CI lower bound for {md(tag)}",
                     0.0,
                     1.0,
                     1.0 if "safety" in tag else threshold,
@@ -57,7 +57,7 @@ shown = gate_table_shown(table)
 latest = shown[table["release_rank"] == table["release_rank"].max()]
 for verdict in latest.itertuples(index=False):
     line = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
-    {"PASSED": st.success, "FAILED": st.error}.get(verdict.verdict, st.warning)(line)
+    {"PASSED": st.success, "FAILED": st.error}.get(verdict.verdict, st.warning)(md(line))
 chart(
     charts.gate_chart(table, list(releases["release"]), k),
     description=f"pass^{k} CI of each release and slice against its rule's threshold; "

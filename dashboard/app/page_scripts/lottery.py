@@ -7,7 +7,7 @@ from dashboard.analysis.cases import case_link_key, find_case
 from dashboard.app import state as app_state
 from dashboard.app.trials import show_trials
 from dashboard.app.widgets import download, linked_select, report_page
-from dashboard.render.formatting import with_case_links
+from dashboard.render.formatting import md, with_case_links
 
 version, suites, count_errors = report_page("Lottery cases")
 c1, c2, c3 = st.columns([2, 2, 1])
@@ -29,7 +29,7 @@ st.caption(
 )
 if table.empty:
     st.info(
-        f"No lottery cases in {release} at k = {k}: every evaluated case passed all or none of its runs."
+        f"No lottery cases in {md(release)} at k = {k}: every evaluated case passed all or none of its runs."
     )
     st.stop()
 columns = ["rank", "input", "case_id", "passes", "runs", "pass_at_k", "pass_hat_k"]
@@ -55,11 +55,11 @@ if wanted_case is not None and not any(
 ):
     known = not find_case(release_cases, wanted_case).empty
     st.warning(
-        f"Case “{wanted_case}” "
+        f"Case “{md(wanted_case)}” "
         + (
-            f"is in {release} but is not a lottery case at k = {k}"
+            f"is in {md(release)} but is not a lottery case at k = {k}"
             if known
-            else f"is not in {release}"
+            else f"is not in {md(release)}"
         )
         + "; showing the top-ranked lottery case."
     )
@@ -75,7 +75,7 @@ case_key = linked_select(
 )
 match = find_case(table, case_key)
 if match.empty:
-    st.warning(f"Case “{case_key}” is not a lottery case of {release}.")
+    st.warning(f"Case “{md(case_key)}” is not a lottery case of {md(release)}.")
     st.stop()
 case_idx = int(match.iloc[0]["case_idx"])
 show_trials(version, f"{suite}-{release}", report_id, case_idx, "lottery")

@@ -39,7 +39,7 @@ for (flag_suite, flag_release), status in app_state.approved_but_changed().items
 shown = display_release_table(table)
 data_table(shown)
 for note in unknown_notes(table):
-    st.caption(f"⚠ {note}")
+    st.caption(f"⚠ {md(note)}")
 download(
     (lambda: display_release_table(app_state.release_table(version, suite, k, count_errors)))
     if window
@@ -71,5 +71,5 @@ chart(
 )
 unknown = curve[curve["value"].isna()]
 if not unknown.empty:
-    st.caption(f"k ≥ {int(unknown['k'].min())}: {unknown['unknown_reason'].iloc[0]}")
+    st.caption(f"k ≥ {int(unknown['k'].min())}: {md(unknown['unknown_reason'].iloc[0])}")
 download(curve, f"curve-{suite}-{release}")

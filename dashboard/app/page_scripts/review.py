@@ -53,7 +53,7 @@ for result in review_tables.rules_table(review).itertuples(index=False):
 
 numbers = st.columns(4)
 for column, cell in zip(numbers, review_tables.headline(review), strict=True):
-    column.metric(cell["label"], cell["value"], help=cell["detail"])
+    column.metric(md(cell["label"]), cell["value"], help=md(cell["detail"]))
     column.caption(md(cell["detail"]))
 st.caption(md(review_tables.counts_line(review)))
 

@@ -12,7 +12,7 @@ from dashboard.app.widgets import (
     release_window,
     report_page,
 )
-from dashboard.render.formatting import slice_rows, with_case_links
+from dashboard.render.formatting import md, slice_rows, with_case_links
 
 version, suites, count_errors = report_page("Slices")
 suite = linked_select("suite", "Suite", suites, page="slices")
@@ -35,7 +35,7 @@ with c2:
 window = release_window([str(r) for r in releases["release"]], page="slices")
 metrics = app_state.slice_metrics(version, suite, dim, k, count_errors, window)
 order = list(releases["release"])
-st.subheader(f"pass^{k} per {dim} slice")
+st.subheader(f"pass^{k} per {md(dim)} slice")
 if metrics.empty:
     st.info("No cases in this suite.")
     st.stop()
@@ -62,7 +62,7 @@ download(
 
 st.subheader("Cases of one slice across releases")
 values = sorted(metrics["slice"].unique())
-value = linked_select("slice", f"{dim} slice", values, page="slices")
+value = linked_select("slice", f"{md(dim)} slice", values, page="slices")
 tag = None if value == "(untagged)" else (value if dim == "tag" else f"{dim}:{value}")
 history = app_state.case_history(version, suite, tag, count_errors, window)
 st.caption(
