@@ -31,7 +31,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
     policy_label,
 )
-from dashboard.analysis.gating import FAILED, PASSED, UNKNOWN, GateReport, run_gate
+from dashboard.analysis.gating import GateReport, run_gate
 from dashboard.analysis.lottery import lottery_table
 from dashboard.analysis.policy import Policy, resolve_policy
 from dashboard.analysis.releases import (
@@ -42,6 +42,7 @@ from dashboard.analysis.releases import (
     release_table,
 )
 from dashboard.analysis.slices import suite_tags
+from dashboard.analysis.suite_k import suite_k
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
 from dashboard.data.freshness import meta_value
@@ -108,10 +109,7 @@ class Review:
     @property
     def verdict(self) -> str:
         """FAILED if any rule failed, else UNKNOWN if any is, else PASSED."""
-        verdicts = {r.verdict.verdict for r in self.gate.results}
-        if FAILED in verdicts or self.gate.strict_failed:
-            return FAILED
-        return UNKNOWN if UNKNOWN in verdicts else PASSED
+        return self.gate.verdict
 
     @property
     def policy_text(self) -> str:
@@ -130,7 +128,8 @@ def build_review(
     count_agent_errors: bool = False,
 ) -> Review:
     """The review of `release` (default the latest) against `base` (default the release
-    before it; none for a suite's first release), at k (default the release's run count).
+    before it; none for a suite's first release), at k (default the suite's k,
+    analysis/suite_k.py).
 
     UnknownName for a suite or release the catalog lacks; PolicyError for an unusable
     policy; ValueError for k outside 1..k_max.
@@ -146,13 +145,14 @@ def build_review(
         base_row = find_release(releases, base)
         if str(base_row["release"]) == str(head_row["release"]):
             raise UnknownName(f"the base and the release are both {base!r}; pick another base")
+    policy = resolve_policy(suite, policy_file, reports_dir)
     runs = head_row["runs_max"]
     k_max = max(8, int(runs) if not pd.isna(runs) else 1)
-    k = k if k is not None else (int(runs) if not pd.isna(runs) else 1)
+    # the suite's k: the k every page shows the suite at
+    k = k if k is not None else suite_k(con, overview, suite, count_agent_errors, policy).k
     if not 1 <= k <= k_max:
         raise ValueError(f"k must be in 1..{k_max} for release {head_row['release']}, got {k}")
 
-    policy = resolve_policy(suite, policy_file, reports_dir)
     name = str(head_row["release"])
     gate = run_gate(con, suite, name, policy.rules, count_agent_errors=count_agent_errors)
     table = release_table(con, overview, suite, k, count_agent_errors)
