@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 import duckdb
 import pandas as pd
 
-from dashboard.analysis.policy import DEFAULT_POLICY_SOURCE, Policy
+from dashboard.analysis.policy import DEFAULT_POLICY_SOURCE, Policy, PolicyError, resolve_policy
 from dashboard.analysis.releases import suite_releases
+from dashboard.analysis.summary import report_overview
 from dashboard.data.queries import fetch_rows
+from dashboard.data.sources.reports import ReportSource
 
 WINDOW: Final = 30  # releases a page shows by default over a long history
 FROM_POLICY: Final = "policy"
@@ -47,10 +50,15 @@ def policy_k(policy: Policy | None) -> int | None:
     return ks.pop() if len(ks) == 1 else None
 
 
-def choose_k(shortest: Sequence[tuple[str, int | None]], policy: Policy | None = None) -> SuiteK:
+def choose_k(
+    shortest: Sequence[tuple[str, int | None]],
+    policy: Policy | None = None,
+    *,
+    of_more: bool = False,
+) -> SuiteK:
     """The suite's k from each release's fewest trials, (release, trials) in release
     order (None: a release with no evaluated case, which supports no k and limits none),
-    and the policy."""
+    and the policy; `of_more`: the releases are the latest of a longer history."""
     judged = policy_k(policy)
     if judged is not None:
         return SuiteK(judged, FROM_POLICY, f"the k the policy judges at ({policy_source(policy)})")
@@ -61,11 +69,13 @@ def choose_k(shortest: Sequence[tuple[str, int | None]], policy: Policy | None =
     # the latest release with the fewest trials: the one a reader is most likely to rerun
     limiting = [release for release, n in known if n == fewest][-1]
     if len(known) == 1:
-        return SuiteK(fewest, FROM_RELEASES, f"{limiting} ran {fewest} trials per case", limiting)
+        return SuiteK(fewest, FROM_RELEASES, f"{limiting} has {fewest} trials per case", limiting)
     return SuiteK(
         fewest,
         FROM_RELEASES,
-        f"the largest k every release shown supports ({limiting} ran {fewest} trials)",
+        f"the largest k every release{f' of the latest {len(shortest)}' if of_more else ''} "
+        "supports "
+        f"(the fewest trials of a case: {fewest}, in {limiting})",
         limiting,
     )
 
@@ -105,9 +115,31 @@ def suite_k(
 ) -> SuiteK:
     """The suite's k (see the module's docstring); `overview` holds at least the suite's
     report_overview rows."""
-    shown = window_releases(suite_releases(overview, suite))
+    releases = suite_releases(overview, suite)
+    shown = window_releases(releases)
     trials = shortest_runs(con, list(shown["report_id"]), count_agent_errors)
     return choose_k(
         [(str(r.release), trials.get(int(r.report_id))) for r in shown.itertuples(index=False)],
         policy,
+        of_more=len(shown) < len(releases),
     )
+
+
+def suite_ks(
+    con: duckdb.DuckDBPyConnection,
+    suites: Sequence[str],
+    reports: Path | ReportSource | None,
+    count_agent_errors: bool = False,
+) -> dict[str, SuiteK]:
+    """Each suite's k, its policy resolved from the reports' relidash.toml as a server
+    without `--policy` resolves it (an unusable one sets no k): `relidash summary`'s."""
+    chosen = {}
+    for suite in suites:
+        try:
+            policy: Policy | None = resolve_policy(suite, None, reports)
+        except PolicyError:
+            policy = None
+        chosen[suite] = suite_k(
+            con, report_overview(con, [suite]), suite, count_agent_errors, policy
+        )
+    return chosen
