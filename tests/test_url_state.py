@@ -290,3 +290,35 @@ def test_the_headline_names_the_base_it_walked_back_to(at: AppTest, con: Any) ->
     said = " ".join(c.value for c in at.caption)
     assert f"Δ against {head.base}" in said.replace("\\", "")
     assert names[-2] in said.replace("\\", "") and "passed over" in said
+
+
+# ---- the Review page: the verdict's k and the numbers' k ------------------------------------
+
+
+def test_the_review_says_both_ks_when_the_policy_judges_at_another(at: AppTest, con: Any) -> None:
+    """The default rule judges pass^4; a suite at another k says so under the verdict."""
+    suite = next(s for s in suite_names(con) if the_k(con, s) != 4)
+    open_link(at, "review", suite=suite)
+    assert at.selectbox(key="review_k").value == the_k(con, suite)
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert any("judged at k = 4" in c and f"at k = {the_k(con, suite)}" in c for c in said)
+
+
+def test_a_policy_at_one_k_is_every_pages_k(
+    shared_reports: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, con: Any
+) -> None:
+    reports = tmp_path / "reports"
+    shutil.copytree(shared_reports, reports)
+    suite = suite_names(con)[0]
+    k = 2 if the_k(con, suite) != 2 else 1
+    (reports / "relidash.toml").write_text(
+        f'[[rule]]\nsuite = "{suite}"\nk = {k}\nmin_ci_low = 0.1\n', encoding="utf-8"
+    )
+    monkeypatch.setenv("RELIDASH_REPORTS", str(reports))
+    for page in ("releases", "gates", "review"):
+        at = open_link(new_session(), page, suite=suite)
+        assert at.selectbox(key=f"{page}_k").value == k, page
+        said = " ".join(c.value for c in at.caption)
+        assert "judged at" not in said  # the verdict's k and the numbers' k are one
+    metrics = {m.label for m in open_link(new_session(), "releases", suite=suite).metric}
+    assert f"pass^{k}" in metrics

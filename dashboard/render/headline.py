@@ -113,7 +113,7 @@ def base_line(headline: Headline, chosen: SuiteK) -> str:
         )
         against = (
             f"Δ against {headline.base}, the latest earlier release with Δ computable at "
-            f"k = {k}{skipped}; paired over the cases both evaluated, ◆ when the interval "
-            "excludes zero"
+            f"k = {k}{skipped}; paired over the cases both evaluated, the arrow coloured "
+            "and ◆ when the interval excludes zero"
         )
     return f"{why_k} · {against}"
