@@ -22,7 +22,7 @@ import streamlit as st
 from page_tables import tables
 from streamlit.testing.v1 import AppTest
 
-from dashboard.analysis import cases, estimates, loading, lottery, releases, summary
+from dashboard.analysis import cases, estimates, loading, lottery, releases, suite_k, summary
 from dashboard.analysis.diffing import diff_lines
 from dashboard.data.catalog import open_catalog
 from dashboard.render.diff import diff_html
@@ -171,7 +171,7 @@ def test_each_page_renders_its_heading(at: AppTest, page: str) -> None:
     else:
         assert tables(at), f"{page} shows no table"
     # a FAILED verdict is shown as an error on the pages that judge
-    assert not at.error or page in ("gates", "review"), [e.value for e in at.error]
+    assert not at.error or page in ("releases", "gates", "review"), [e.value for e in at.error]
 
 
 def test_switching_through_every_page_in_one_session(at: AppTest) -> None:
@@ -187,19 +187,16 @@ def test_releases_table_follows_suite_and_k(at: AppTest, catalog: Any) -> None:
     suites = releases.suite_names(summary.report_overview(catalog))
     assert len(suites) >= 2, "the sample reports should hold two suites"
     first = frame(at)
-    assert list(first["release"]) == list(
-        releases.suite_releases(
-            summary.report_overview(catalog), at.selectbox(key="releases_suite").value
-        )["release"]
-    )
+    shown_suite = at.selectbox(key="releases_suite").value
+    in_order = releases.suite_releases(summary.report_overview(catalog), shown_suite)
+    assert list(first["release"]) == list(in_order["release"])[::-1]  # newest first
 
     other = next(s for s in suites if s != at.selectbox(key="releases_suite").value)
     ok(run(at.selectbox(key="releases_suite").set_value(other)), "Releases")
     second = frame(at)
     assert at.query_params["suite"] == other
-    assert list(second["release"]) == list(
-        releases.suite_releases(summary.report_overview(catalog), other)["release"]
-    )
+    in_order = releases.suite_releases(summary.report_overview(catalog), other)
+    assert list(second["release"]) == list(in_order["release"])[::-1]
     assert not second.equals(first)
 
     k_before = at.selectbox(key="releases_k").value
@@ -375,7 +372,11 @@ def test_lottery_k_and_release_change_the_table(
     open_page(at, "lottery")
     table = frame(at)
     k_options = [int(k) for k in at.selectbox(key="lottery_k").options]
-    assert at.selectbox(key="lottery_k").value == max(k_options)
+    the_suites_k = suite_k.suite_k(catalog, summary.report_overview(catalog), suite).k
+    assert at.selectbox(key="lottery_k").value == (
+        the_suites_k if the_suites_k in k_options else max(k_options)
+    )
+    assert min(k_options) != at.selectbox(key="lottery_k").value
     ok(run(at.selectbox(key="lottery_k").set_value(min(k_options))), "Lottery cases")
     assert at.query_params["k"] == str(min(k_options))
     assert list(frame(at)["pass_hat_k"]) != list(table["pass_hat_k"])

@@ -249,7 +249,8 @@ def test_compare_json_files_failing_to_flaky_apart(tmp_path: Path) -> None:
 
 def test_gates_holding_cases_link_to_the_case_page(app: AppTest) -> None:
     app.query_params.clear()
-    app.query_params.update({"suite": "code-agent"})
+    # at k = 4 the latest release fails the page's default threshold: cases hold it down
+    app.query_params.update({"suite": "code-agent", "k": "4"})
     app.switch_page("page_scripts/gates.py")
     app.run()
     assert not app.exception, [e.value for e in app.exception]

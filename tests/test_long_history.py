@@ -60,7 +60,7 @@ def test_releases_page_shows_the_latest_window(at: AppTest, history: Path) -> No
     shown = tables(at)[0]
     all_names = names(history)
     assert len(all_names) == RELEASES
-    assert list(shown["release"]) == all_names[-WINDOW:]
+    assert list(shown["release"]) == all_names[-WINDOW:][::-1]  # newest first
     (slider,) = at.select_slider
     assert slider.value == (all_names[-WINDOW], all_names[-1])
     assert at.query_params["from"] in (all_names[-WINDOW], [all_names[-WINDOW]])
@@ -71,13 +71,14 @@ def test_any_range_is_reachable_and_deep_linkable(at: AppTest, history: Path) ->
     at.query_params.update({"from": all_names[10], "to": all_names[19]})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert list(tables(at)[0]["release"]) == all_names[10:20]
-    # the first release of the window still shows its change against the one before
+    assert list(tables(at)[0]["release"]) == all_names[10:20][::-1]
+    # the first release of the window (the last row) still shows its change against the
+    # one before
     shown = tables(at)[0]
-    first_change = shown.iloc[0][[c for c in shown.columns if c.startswith("Δ")][0]]
+    first_change = shown.iloc[-1][[c for c in shown.columns if c.startswith("Δ")][0]]
     assert first_change != "—"
     at.select_slider[0].set_value((all_names[0], all_names[4])).run()
-    assert list(tables(at)[0]["release"]) == all_names[:5]
+    assert list(tables(at)[0]["release"]) == all_names[:5][::-1]
 
 
 def test_the_window_is_a_static_table_and_the_whole_history_the_grid(
@@ -89,7 +90,7 @@ def test_the_window_is_a_static_table_and_the_whole_history_the_grid(
     at.select_slider[0].set_value((all_names[0], all_names[-1])).run()
     assert not at.exception, [e.value for e in at.exception]
     assert static_tables(at) == 0  # 300 releases: the scrolling grid
-    assert list(tables(at)[0]["release"]) == all_names
+    assert list(tables(at)[0]["release"]) == all_names[::-1]
 
 
 def test_unknown_notes_are_grouped_by_reason(at: AppTest, history: Path) -> None:

@@ -53,6 +53,9 @@ from shown_numbers import (
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
+from dashboard.analysis import loading
+from dashboard.analysis.suite_k import suite_ks
+from dashboard.data.catalog import open_catalog
 from dashboard.stats import METRIC_PASS_HAT_K, PassKResult, suite_pass_k
 
 APP = ROOT / "dashboard" / "app" / "main.py"
@@ -107,6 +110,17 @@ def by_file(reports_dir: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def case_rows(reports_dir: Path) -> dict[str, list[dict[str, Any]]]:
     return catalog_case_rows(reports_dir)
+
+
+@pytest.fixture(scope="module")
+def the_suite_ks(reports_dir: Path) -> dict[str, int]:
+    """Each suite's k (analysis/suite_k.py): the k a page opens it at."""
+    con = open_catalog(":memory:")
+    try:
+        loading.refresh_catalog(con, reports_dir)
+        return {s: c.k for s, c in suite_ks(con, SUITES, reports_dir).items()}
+    finally:
+        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -308,6 +322,7 @@ def test_releases_table_and_its_csv(
     by_release: Mapping[str, Any],
     upstream: Mapping[str, Mapping[str, Any]],
     case_rows: Rows,
+    the_suite_ks: Mapping[str, int],
     suite: str,
     k: int | None,
 ) -> None:
@@ -316,16 +331,17 @@ def test_releases_table_and_its_csv(
     run(at, "Releases")
     assert not at.warning, [w.value for w in at.warning]
     shown_k = int(at.selectbox(key="releases_k").value)
-    assert shown_k == (k or rels[-1]["runs"]["max"])
+    assert shown_k == (k or the_suite_ks[suite])
 
     table = tables(at)[0]
     assert set(table.columns) == set(release_columns(shown_k))
+    # the table and its CSV list the newest release first
     errors, against_upstream = release_table_errors(
-        records(table), shown_k, rels, upstream, case_rows
+        records(table)[::-1], shown_k, rels, upstream, case_rows
     )
     header, rows = csv_rows(download(at, downloads, f"releases-{suite}-k{shown_k}"))
     assert header == list(table.columns)
-    csv_errors, _ = release_table_errors(rows, shown_k, rels, upstream, case_rows)
+    csv_errors, _ = release_table_errors(rows[::-1], shown_k, rels, upstream, case_rows)
     assert not errors + csv_errors, report(errors + [f"CSV: {e}" for e in csv_errors])
     if suite != PROBLEM_SUITE:
         assert against_upstream == len(rels), "every sample release is checked against upstream"

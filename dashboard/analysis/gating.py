@@ -293,6 +293,19 @@ class GateReport:
     def failures(self) -> int:
         return sum(not r.passed for r in self.results) + int(self.strict_failed)
 
+    @property
+    def verdict(self) -> str:
+        """The release's verdict: FAILED if any rule failed (or the strict check), else
+        UNKNOWN if any rule is, else UNDECIDED if any rule is, else PASSED. The Review page
+        and the first page's headline both say this one."""
+        verdicts = {r.verdict.verdict for r in self.results}
+        if FAILED in verdicts or self.strict_failed:
+            return FAILED
+        for verdict in (UNKNOWN, UNDECIDED):
+            if verdict in verdicts:
+                return verdict
+        return PASSED
+
 
 def holding_cases(cases: pd.DataFrame, metric: str, k: int) -> tuple[HoldingCase, ...]:
     """Evaluated cases whose own metric at k is below 1, lowest first.

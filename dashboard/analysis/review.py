@@ -32,7 +32,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
     policy_label,
 )
-from dashboard.analysis.gating import FAILED, PASSED, UNDECIDED, UNKNOWN, GateReport, run_gate
+from dashboard.analysis.gating import GateReport, run_gate
 from dashboard.analysis.lottery import lottery_table
 from dashboard.analysis.policy import Policy, resolve_policy
 from dashboard.analysis.releases import (
@@ -44,6 +44,7 @@ from dashboard.analysis.releases import (
 )
 from dashboard.analysis.review_base import default_base, newer_base_note
 from dashboard.analysis.slices import suite_tags
+from dashboard.analysis.suite_k import suite_k
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
 from dashboard.data.freshness import meta_value
@@ -122,15 +123,8 @@ class Review:
 
     @property
     def verdict(self) -> str:
-        """FAILED if any rule failed, else UNKNOWN if any is, else UNDECIDED if any is,
-        else PASSED."""
-        verdicts = {r.verdict.verdict for r in self.gate.results}
-        if FAILED in verdicts or self.gate.strict_failed:
-            return FAILED
-        for verdict in (UNKNOWN, UNDECIDED):
-            if verdict in verdicts:
-                return verdict
-        return PASSED
+        """The gate's verdict: FAILED, UNKNOWN, UNDECIDED or PASSED (GateReport.verdict)."""
+        return self.gate.verdict
 
     @property
     def policy_text(self) -> str:
@@ -150,7 +144,7 @@ def build_review(
 ) -> Review:
     """The review of `release` (default the latest) against `base` (default the latest
     earlier release with a computable Δ at k, review_base.default_base; none for a suite's
-    first release), at k (default the release's run count).
+    first release), at k (default the suite's k, analysis/suite_k.py).
 
     UnknownName for a suite or release the catalog lacks; PolicyError for an unusable
     policy; ValueError for k outside 1..k_max.
@@ -158,9 +152,11 @@ def build_review(
     overview = report_overview(con)
     releases = find_suite_releases(overview, suite)
     head_row = find_release(releases, release)
+    policy = resolve_policy(suite, policy_file, reports_dir)
     runs = head_row["runs_max"]
     k_max = max(8, int(runs) if not pd.isna(runs) else 1)
-    k = k if k is not None else (int(runs) if not pd.isna(runs) else 1)
+    # the suite's k: the k every page shows the suite at
+    k = k if k is not None else suite_k(con, overview, suite, count_agent_errors, policy).k
     if not 1 <= k <= k_max:
         raise ValueError(f"k must be in 1..{k_max} for release {head_row['release']}, got {k}")
     if base is None:
@@ -173,7 +169,6 @@ def build_review(
             raise UnknownName(f"the base and the release are both {base!r}; pick another base")
         base_note = newer_base_note(releases, str(head_row["release"]), str(base_row["release"]))
 
-    policy = resolve_policy(suite, policy_file, reports_dir)
     name = str(head_row["release"])
     gate = run_gate(con, suite, name, policy.rules, count_agent_errors=count_agent_errors)
     table = release_table(con, overview, suite, k, count_agent_errors)

@@ -15,10 +15,16 @@ import streamlit as st
 
 from dashboard.analysis.diffing import diff_lines, divergence_groups, first_divergence
 from dashboard.app import state as app_state
-from dashboard.app.widgets import download
+from dashboard.app.widgets import download, linked_select
 from dashboard.data.transcripts import TranscriptUnavailable
 from dashboard.render.diff import diff_html
 from dashboard.render.formatting import md
+
+# The URL's trial picks (run numbers): with `volatile=off` when volatile differences count,
+# a copied link opens the same diff. The picks belong to one case of one release: a page
+# drops them from the URL when its case or release changes (linked_select's `resets`).
+TRIAL_PARAMS = ("pass", "fail")
+VOLATILE_PARAM = "volatile"
 
 
 def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str) -> None:
@@ -93,29 +99,39 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
 
     d1, d2, d3 = st.columns([2, 2, 1])
     # Keyed per case: a stored choice must never carry one case's trial over to another.
+    per_case = f"{key}_{report_id}_{case_idx}"
     with d1:
-        a = st.selectbox(
+        a = linked_select(
+            "pass",
             "Passing trial",
             [int(r) for r in passing["run_index"]],
+            page=per_case,
             format_func=label,
-            key=f"{key}_a_{report_id}_{case_idx}",
         )
     with d2:
-        b = st.selectbox(
+        b = linked_select(
+            "fail",
             "Failing trial",
             [int(r) for r in failing["run_index"]],
+            page=per_case,
             format_func=label,
-            key=f"{key}_b_{report_id}_{case_idx}",
         )
+    assert a is not None and b is not None  # both lists hold a trial (checked above)
+    volatile = f"{key}_volatile"
+    if volatile not in st.session_state:
+        st.session_state[volatile] = st.query_params.get(VOLATILE_PARAM) != "off"
     with d3:
         ignore = st.toggle(
             "Ignore volatile differences",
-            value=True,
-            key=f"{key}_volatile",
+            key=volatile,
             help="Durations, timestamps, UUIDs, hex digests, memory addresses, temporary paths "
             "and run counters do not count when finding where the transcripts diverge; the "
             "text shown is the original.",
         )
+    if not ignore:
+        st.query_params[VOLATILE_PARAM] = "off"
+    elif VOLATILE_PARAM in st.query_params:
+        del st.query_params[VOLATILE_PARAM]
     rows = diff_lines(runs[a].output or "", runs[b].output or "", ignore_volatile=ignore)
     first = first_divergence(rows)
     st.subheader("Passing vs failing transcript")

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.analysis.estimates import policy_label
+from dashboard.analysis.suite_k import WINDOW as SUITE_K_WINDOW
 from dashboard.render.export import csv_bytes
 from dashboard.render.formatting import html_table, md
 
@@ -33,37 +34,102 @@ def linked_select(
     page: str,
     format_func: Any = str,
     help: str | None = None,
+    shared: str | None = None,
+    resets: Sequence[str] = (),
 ) -> T | None:
-    """A selectbox whose value is mirrored in the `name` query parameter."""
+    """A selectbox whose value is mirrored in the `name` query parameter.
+
+    It starts from the link's value, else the session's `shared` slot (what another page
+    chose: app/state.py), else `default`, else the first option (the last for a
+    release); a stored choice that is no longer an option falls back the same way, the
+    link aside. When its value is not the one the link named (the reader changed it),
+    the parameters in `resets`, which belong to the old value, leave the URL and their
+    pickers on this page start again.
+    """
+    from dashboard.app import state as app_state
+
     if not options:
         return None
     as_text = [str(o) for o in options]
     wanted = st.query_params.get(name)
     key = f"{page}_{name}"
+
+    def fallback() -> str:
+        remembered = app_state.shared_choice(shared) if shared else None
+        if remembered is not None and remembered in as_text:
+            return remembered
+        if default is not None and str(default) in as_text:
+            return str(default)
+        return as_text[-1 if name == "release" else 0]
+
     if key not in st.session_state:
         if wanted is not None and wanted not in as_text:
             st.warning(
                 f"The link asks for {md(name)} “{md(wanted)}”, which is not in the loaded reports; showing another."
             )
             wanted = None
-        start = (
-            wanted
-            if wanted is not None
-            else (
-                str(default)
-                if default is not None and str(default) in as_text
-                else as_text[-1 if name == "release" else 0]
-            )
-        )
-        st.session_state[key] = options[as_text.index(start)]
+        st.session_state[key] = options[as_text.index(wanted if wanted is not None else fallback())]
     elif st.session_state[key] not in options:
-        st.session_state[key] = options[0]
+        st.session_state[key] = options[as_text.index(fallback())]
     value = st.selectbox(label, options, key=key, format_func=format_func, help=help)
+    if wanted is not None and wanted != str(value):
+        for stale in resets:
+            if stale in st.query_params:
+                del st.query_params[stale]
+            st.session_state.pop(f"{page}_{stale}", None)
     st.query_params[name] = str(value)
+    if shared:
+        app_state.remember_choice(shared, value)
     return value
 
 
-WINDOW = 30  # releases shown by default on a page over a suite's history
+def suite_select(suites: Sequence[str], *, page: str) -> str:
+    """The suite picker every page shares: kept when the sidebar opens another page; a
+    suite changed here takes its own k."""
+    suite = linked_select("suite", "Suite", suites, page=page, shared="suite", resets=("k",))
+    assert suite is not None  # report_page stops when no suite is loaded
+    return suite
+
+
+def k_options(version: int, suite: str, count_agent_errors: bool) -> list[int]:
+    """1 to the largest k any release of the suite supports (at least 8 and the suite's k)."""
+    from dashboard.app import state as app_state
+
+    releases = app_state.suite_releases(version, suite)
+    most = int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1
+    top = max(8, most, app_state.suite_k(version, suite, count_agent_errors).k)
+    return list(range(1, top + 1))
+
+
+def k_select(
+    version: int,
+    suite: str,
+    count_agent_errors: bool,
+    options: Sequence[int],
+    *,
+    page: str,
+    label: str = "k",
+    otherwise: int | None = None,
+) -> int:
+    """The k picker every page shares: the suite's k (analysis/suite_k.py) unless the link
+    or the session names another; `otherwise` when the suite's k is not an option here."""
+    from dashboard.app import state as app_state
+
+    chosen = app_state.suite_k(version, suite, count_agent_errors)
+    k = linked_select(
+        "k",
+        label,
+        list(options),
+        chosen.k if chosen.k in options else otherwise,
+        page=page,
+        shared=f"k@{suite}",
+        help=f"The suite's k is {chosen.k}: {chosen.reason}.",
+    )
+    assert k is not None
+    return int(k)
+
+
+WINDOW = SUITE_K_WINDOW  # releases shown by default: the ones the suite's k is over
 
 
 def release_window(names: Sequence[str], page: str) -> tuple[str, str] | None:

@@ -98,6 +98,16 @@ def cmd_summary(args: argparse.Namespace) -> int:
         raise UsageError(
             f"no suite named {unknown[0]!r} (suites: {', '.join(sorted(map(str, known))) or 'none loaded'})"
         )
+    ks = {}
+    if not args.json:  # one k per suite, the pages' (the document holds every k)
+        from dashboard.analysis.suite_k import suite_ks
+
+        ks = {
+            suite: (chosen.k, chosen.reason)
+            for suite, chosen in suite_ks(
+                con, suites or sorted(known), reports_source(args)
+            ).items()
+        }
     # the load's log is checkpointed while the entries are built; those built meanwhile
     # are held, and the last settle takes them
     settling = SettleAhead(con)
@@ -116,7 +126,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
             rows = (json.loads(e) for e in summary_entries(con, args.by, suites, release, keep))
             problems = summary_problems(con, args.by, suites, release)
-            for text in render_summary_lines(rows, problems, args.by):
+            for text in render_summary_lines(rows, problems, args.by, ks):
                 out.write(text)
     finally:
         settling.wait()

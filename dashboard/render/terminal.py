@@ -6,7 +6,7 @@ dashboard/analysis. Must not: compute an estimate, import Streamlit, or print.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from dashboard.analysis.estimates import envelope_reading
@@ -23,22 +23,37 @@ def render_summary(document: dict[str, Any], by: str = "file") -> str:
 
 
 def render_summary_lines(
-    rows: Iterable[dict[str, Any]], problems: Sequence[dict[str, Any]], by: str = "file"
+    rows: Iterable[dict[str, Any]],
+    problems: Sequence[dict[str, Any]],
+    by: str = "file",
+    suite_ks: Mapping[str, tuple[int, str]] | None = None,
 ) -> Iterator[str]:
     """The summary for a terminal, line by line, from entries grouped by suite (as the
-    catalog lists them): printed as they come, whatever the number of reports."""
-    header = (
-        f"{'release':<22} {'cases e/err/skip':>16} {'runs':>6} {'k':>3}  "
-        f"{'pass@1':<22} {'pass@k':<22} {'pass^k':<22} envelope"
-    )
+    catalog lists them): printed as they come, whatever the number of reports.
+
+    `suite_ks`: each suite's k and why (analysis/suite_k.py), at which every release of
+    the suite is shown; a suite without one shows each release at its own run count.
+    """
     suite: str | None = None
+    k: int | None = None
     any_rows = False
     for row in rows:
         any_rows = True
         if row["suite"] != suite:
             suite = str(row["suite"])
-            yield f"\nSuite {one_line(suite, 60) or '(unnamed)'}\n{header}\n{'-' * len(header)}\n"
-        yield "".join(line + "\n" for line in _row_lines(row, by))
+            k, why = (suite_ks or {}).get(suite, (None, ""))
+            at = "k" if k is None else str(k)
+            k_column = f" {'k':>3}" if k is None else ""  # one k: said in the heading
+            header = (
+                f"{'release':<22} {'cases e/err/skip':>16} {'runs':>6}{k_column}  "
+                f"{'pass@1':<22} {'pass@' + at:<22} {'pass^' + at:<22} envelope"
+            )
+            reason = f"k = {k} for every release: {one_line(why, 160)}\n" if k is not None else ""
+            yield (
+                f"\nSuite {one_line(suite, 60) or '(unnamed)'}\n{header}\n{'-' * len(header)}\n"
+                + reason
+            )
+        yield "".join(line + "\n" for line in _row_lines(row, by, k))
     if problems:
         yield f"\nProblems ({len(problems)}):\n"
         for problem in problems:
@@ -47,9 +62,9 @@ def render_summary_lines(
         yield "No reports loaded.\n"
 
 
-def _row_lines(row: dict[str, Any], by: str) -> list[str]:
+def _row_lines(row: dict[str, Any], by: str, suite_k: int | None = None) -> list[str]:
     out: list[str] = []
-    k = str(max(row["runs"]["max"] or 1, 1))
+    k = str(suite_k if suite_k is not None else max(row["runs"]["max"] or 1, 1))
     cases = row["cases"]
     at_k = row["pass_at_k"].get(k)
     hat_k = row["pass_hat_k"].get(k)
@@ -63,7 +78,8 @@ def _row_lines(row: dict[str, Any], by: str) -> list[str]:
     label = one_line(row["release"], 22)
     out.append(
         f"{label:<22} {cases['evaluated']:>6}/{cases['errored']}/{cases['skipped']:<4} "
-        f"{runs:>6} {k:>3}  {with_ci(row['pass_at_k'].get('1')):<22} "
+        f"{runs:>6}{f' {k:>3}' if suite_k is None else ''}  "
+        f"{with_ci(row['pass_at_k'].get('1')):<22} "
         f"{with_ci(at_k):<22} {with_ci(hat_k):<22} {envelope}"
     )
     if by == "file":

@@ -4,15 +4,23 @@ import streamlit as st
 
 from dashboard.analysis.case_story import matched_ids_note
 from dashboard.app import state as app_state
-from dashboard.app.trials import show_trials
-from dashboard.app.widgets import chart, download, linked_select, report_page
+from dashboard.app.trials import TRIAL_PARAMS, show_trials
+from dashboard.app.widgets import (
+    chart,
+    download,
+    k_options,
+    k_select,
+    linked_select,
+    report_page,
+    suite_select,
+)
 from dashboard.render import charts
 from dashboard.render.formatting import md, pct, short_case_id
 
 version, suites, count_errors = report_page("Case")
 c1, c2 = st.columns([1, 3])
 with c1:
-    suite = linked_select("suite", "Suite", suites, page="case")
+    suite = suite_select(suites, page="case")
 choices = app_state.case_choices(version, suite, count_errors)
 wanted = st.query_params.get("case")
 if wanted is not None and wanted not in choices:  # an input, say: the case's own key
@@ -27,10 +35,9 @@ with c2:
         page="case",
         format_func=lambda key: f"{short_case_id(key)} · {choices.get(key, key)}",
         help="Type to search: cases are matched across releases by case id, else by input.",
+        resets=TRIAL_PARAMS,  # another case's trial picks
     )
-releases = app_state.suite_releases(version, suite)
-k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
-k = linked_select("k", "k", list(range(1, k_max + 1)), 5 if k_max >= 5 else 1, page="case")
+k = k_select(version, suite, count_errors, k_options(version, suite, count_errors), page="case")
 story = app_state.case_story(version, suite, case, k, count_errors)
 if story is None:
     st.warning(f"No release of {md(suite)} has the case “{md(case)}”.")
@@ -67,6 +74,6 @@ download(story, f"case-{suite}-{case}")
 
 st.subheader("Trials in one release")
 names = [str(r) for r in present["release"]]
-release = linked_select("release", "Release", names, names[-1], page="case")
+release = linked_select("release", "Release", names, names[-1], page="case", resets=TRIAL_PARAMS)
 row = present[present["release"] == release].iloc[0]
 show_trials(version, f"{suite}-{release}", int(row["report_id"]), int(row["case_idx"]), "case")

@@ -7,9 +7,11 @@ from dashboard.app.widgets import (
     chart,
     data_table,
     download,
-    linked_select,
+    k_options,
+    k_select,
     release_window,
     report_page,
+    suite_select,
 )
 from dashboard.render import charts
 from dashboard.render.formatting import md, with_case_links
@@ -25,11 +27,12 @@ st.caption(
 )
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
-    suite = linked_select("suite", "Suite", suites, page="gates")
+    suite = suite_select(suites, page="gates")
 releases = app_state.suite_releases(version, suite)
-k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 with c2:
-    k = linked_select("k", "k", list(range(1, k_max + 1)), 4 if k_max >= 4 else 1, page="gates")
+    k = k_select(
+        version, suite, count_errors, k_options(version, suite, count_errors), page="gates"
+    )
 with c3:
     threshold = st.number_input("Min CI lower bound", 0.0, 1.0, 0.5, 0.05, key="gate_threshold")
 tags = app_state.suite_tags(version, suite)

@@ -5,22 +5,32 @@ import streamlit as st
 
 from dashboard.analysis.cases import case_link_key, find_case
 from dashboard.app import state as app_state
-from dashboard.app.trials import show_trials
-from dashboard.app.widgets import download, linked_select, report_page
+from dashboard.app.trials import TRIAL_PARAMS, show_trials
+from dashboard.app.widgets import download, k_select, linked_select, report_page, suite_select
 from dashboard.render.formatting import md, with_case_links
 
 version, suites, count_errors = report_page("Lottery cases")
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    suite = linked_select("suite", "Suite", suites, page="lottery")
+    suite = suite_select(suites, page="lottery")
 releases = app_state.suite_releases(version, suite)
 with c2:
-    release = linked_select("release", "Release", list(releases["release"]), page="lottery")
+    release = linked_select(
+        "release", "Release", list(releases["release"]), page="lottery", resets=TRIAL_PARAMS
+    )
 row = releases[releases["release"] == release].iloc[0]
 report_id = int(row["report_id"])
 runs_max = int(row["runs_max"]) if pd.notna(row["runs_max"]) else 1
 with c3:
-    k = linked_select("k", "k", list(range(2, max(runs_max, 2) + 1)), runs_max, page="lottery")
+    # the suite's k where this release ran enough trials (a lottery case needs k >= 2)
+    k = k_select(
+        version,
+        suite,
+        count_errors,
+        list(range(2, max(runs_max, 2) + 1)),
+        page="lottery",
+        otherwise=runs_max,
+    )
 
 table = app_state.lottery_table(version, suite, report_id, k, count_errors)
 st.caption(
@@ -71,7 +81,12 @@ labels = {
     for r in table.itertuples()
 }
 case_key = linked_select(
-    "case", "Case", list(labels), page="lottery", format_func=lambda key: labels.get(key, key)
+    "case",
+    "Case",
+    list(labels),
+    page="lottery",
+    format_func=lambda key: labels.get(key, key),
+    resets=TRIAL_PARAMS,  # another case's trial picks
 )
 match = find_case(table, case_key)
 if match.empty:

@@ -1,4 +1,5 @@
-"""Releases: pass@k and pass^k across the releases of a suite, with CI bands."""
+"""Releases: the latest release's verdict and change first, then pass@k and pass^k across
+the releases of a suite (newest first), with CI bands."""
 
 from urllib.parse import urlencode
 
@@ -9,23 +10,54 @@ from dashboard.app.widgets import (
     chart,
     data_table,
     download,
+    k_options,
+    k_select,
     linked_select,
     release_window,
     report_page,
+    suite_select,
 )
+from dashboard.render import headline as headline_text
 from dashboard.render.formatting import display_release_table, md, unknown_notes
 
 version, suites, count_errors = report_page("Releases")
 left, right = st.columns([3, 1])
 with left:
-    suite = linked_select("suite", "Suite", suites, page="releases")
+    suite = suite_select(suites, page="releases")
 releases = app_state.suite_releases(version, suite)
-k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
-default_k = int(releases["runs_max"].iloc[-1]) if releases["runs_max"].notna().iloc[-1] else 1
+options = k_options(version, suite, count_errors)
+k_max = max(options)
 with right:
-    k = linked_select(
-        "k", "k (trials a user meets)", list(range(1, k_max + 1)), default_k, page="releases"
+    k = k_select(
+        version, suite, count_errors, options, page="releases", label="k (trials a user meets)"
     )
+
+# The answer first: is the latest release reliable, and did it get better or worse?
+head = app_state.headline(version, suite, k, count_errors)
+verdict, first, second = st.columns([2, 1, 1])
+with verdict:
+    banner = {"success": st.success, "error": st.error}.get(
+        headline_text.verdict_kind(head), st.warning
+    )
+    review = urlencode({"suite": suite, "release": head.release, "k": k})
+    banner(
+        f"**{md(headline_text.verdict_text(head))}**  \n"
+        + "  \n".join(md(line) for line in headline_text.verdict_reasons(head))
+        + f"  \n[Open its review](/review?{review})"
+    )
+for column, number in zip((first, second), headline_text.numbers(head), strict=True):
+    with column:
+        st.metric(
+            number.label,
+            number.value,
+            number.change,
+            delta_color="normal" if number.significant else "off",
+            delta_arrow="off" if number.direction == headline_text.FLAT else "auto",
+            delta_description=None if head.base is None else f"vs {head.base}",
+            border=True,
+        )
+        st.caption(md(number.detail))
+st.caption(md(headline_text.base_line(head, app_state.suite_k(version, suite, count_errors))))
 
 window = release_window([str(r) for r in releases["release"]], page="releases")
 table = app_state.release_table(version, suite, k, count_errors, window)
@@ -36,12 +68,17 @@ for (flag_suite, flag_release), status in app_state.approved_but_changed().items
             + "; ".join(md(f["path"]) for f in status.changed_files)
             + f" (see [the review](/review?{urlencode({'suite': suite, 'release': flag_release})}))"
         )
-shown = display_release_table(table)
+# newest first: the latest release at the top, in view without scrolling
+shown = display_release_table(table).iloc[::-1]
 data_table(shown)
 for note in unknown_notes(table):
     st.caption(f"⚠ {md(note)}")
 download(
-    (lambda: display_release_table(app_state.release_table(version, suite, k, count_errors)))
+    (
+        lambda: display_release_table(
+            app_state.release_table(version, suite, k, count_errors)
+        ).iloc[::-1]
+    )
     if window
     else shown,
     f"releases-{suite}-k{k}",

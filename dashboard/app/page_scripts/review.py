@@ -5,7 +5,14 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
-from dashboard.app.widgets import chart, download, linked_select, report_page
+from dashboard.app.widgets import (
+    chart,
+    download,
+    k_select,
+    linked_select,
+    report_page,
+    suite_select,
+)
 from dashboard.render import review_tables
 from dashboard.render.formatting import md
 
@@ -15,7 +22,7 @@ SIGNOFF_FIELDS = ("signoff_decision", "signoff_comment", "signoff_name")
 version, suites, count_errors = report_page("Release review")
 c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
 with c1:
-    suite = linked_select("suite", "Suite", suites, page="review")
+    suite = suite_select(suites, page="review")
 releases = app_state.suite_releases(version, suite)
 names = [str(r) for r in releases["release"]]
 with c2:
@@ -23,8 +30,10 @@ with c2:
 row = releases[releases["release"] == release].iloc[0]
 k_max = max(8, int(row["runs_max"]) if row["runs_max"] == row["runs_max"] else 1)
 default_k = int(row["runs_max"]) if row["runs_max"] == row["runs_max"] else 1
-with c4:
-    k = linked_select("k", "k", list(range(1, k_max + 1)), default_k, page="review")
+with c4:  # the suite's k, as on every page
+    k = k_select(
+        version, suite, count_errors, list(range(1, k_max + 1)), page="review", otherwise=default_k
+    )
 bases = ["(none)", *[n for n in names if n != release]]
 # the latest earlier release with a computable Δ at k, not merely the one before
 default_base = app_state.review_base(version, suite, release, k, count_errors).release
@@ -50,6 +59,12 @@ if flagged is not None:
     )
 for result in review_tables.rules_table(review).itertuples(index=False):
     st.markdown(f"**{result.verdict}** · {md(result.detail)}")
+judged = sorted({r.rule.k for r in review.gate.results} - {review.k})
+if judged:  # both ks shown: the verdict's and the numbers'
+    st.caption(
+        f"The verdict is judged at k = {', '.join(map(str, judged))} (the policy's rules); "
+        f"the numbers below are at k = {review.k}."
+    )
 
 numbers = st.columns(4)
 for column, cell in zip(numbers, review_tables.headline(review), strict=True):

@@ -8,14 +8,17 @@ from dashboard.app.widgets import (
     chart,
     data_table,
     download,
+    k_options,
+    k_select,
     linked_select,
     release_window,
     report_page,
+    suite_select,
 )
 from dashboard.render.formatting import md, slice_rows, with_case_links
 
 version, suites, count_errors = report_page("Slices")
-suite = linked_select("suite", "Suite", suites, page="slices")
+suite = suite_select(suites, page="slices")
 releases = app_state.suite_releases(version, suite)
 dims = tag_dimensions(app_state.suite_tags(version, suite))
 if not dims:
@@ -26,10 +29,9 @@ with c1:
     dim = linked_select(
         "dim", "Tag dimension", dims, "risk_tier" if "risk_tier" in dims else None, page="slices"
     )
-k_max = max(8, int(releases["runs_max"].max()) if releases["runs_max"].notna().any() else 1)
 with c2:
-    k = linked_select(
-        "k", "k", list(range(1, k_max + 1)), int(releases["runs_max"].min() or 1), page="slices"
+    k = k_select(
+        version, suite, count_errors, k_options(version, suite, count_errors), page="slices"
     )
 
 window = release_window([str(r) for r in releases["release"]], page="slices")
