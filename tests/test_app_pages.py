@@ -446,7 +446,7 @@ def test_lottery_diff_follows_the_chosen_case(at: AppTest, catalog: Any) -> None
 def test_gates_threshold_slices_and_k(at: AppTest) -> None:
     open_page(at, "gates")
     table = frame(at)
-    assert set(table["verdict"]) <= {"PASSED", "FAILED", "UNKNOWN"}
+    assert set(table["verdict"]) <= {"PASSED", "FAILED", "UNDECIDED", "UNKNOWN"}
     assert (table["threshold"] == at.number_input(key="gate_threshold").value).all()
 
     ok(run(at.number_input(key="gate_threshold").set_value(0.0)), "Gates")

@@ -129,9 +129,8 @@ def test_the_text_says_the_verdict_the_change_and_its_direction(con: Any, report
     chosen = suite_k(con, overview, suite)
     head = headline_of(con, reports, suite, chosen.k)
     assert headline_text.verdict_text(head).startswith(f"{head.verdict} · {head.release}")
-    assert headline_text.verdict_kind(head) == {"PASSED": "success", "FAILED": "error"}.get(
-        head.verdict, "warning"
-    )
+    kinds = {"PASSED": "success", "FAILED": "error", "UNDECIDED": "info"}
+    assert headline_text.verdict_kind(head) == kinds.get(head.verdict, "warning")
     assert any(line.startswith("Policy: ") for line in headline_text.verdict_reasons(head))
     hat, at_1 = headline_text.numbers(head)
     assert hat.label == f"pass^{chosen.k}" and at_1.label == "pass@1"

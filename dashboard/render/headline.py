@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dashboard.analysis.deltas import MetricDelta
-from dashboard.analysis.gating import FAILED, PASSED
+from dashboard.analysis.gating import FAILED, PASSED, UNDECIDED
 from dashboard.analysis.headline import Headline
 from dashboard.analysis.suite_k import SuiteK, policy_source
 from dashboard.render.formatting import pct, pct_ci, points
@@ -36,8 +36,10 @@ class Number:
 
 
 def verdict_kind(headline: Headline) -> str:
-    """How loud the verdict is: success (PASSED), error (FAILED), warning otherwise."""
-    return {PASSED: "success", FAILED: "error"}.get(headline.verdict or "", "warning")
+    """How loud the verdict is: success (PASSED), error (FAILED), info (UNDECIDED: the
+    evidence does not decide either way), warning otherwise (UNKNOWN, no verdict)."""
+    kinds = {PASSED: "success", FAILED: "error", UNDECIDED: "info"}
+    return kinds.get(headline.verdict or "", "warning")
 
 
 def verdict_text(headline: Headline) -> str:

@@ -60,7 +60,8 @@ shown = gate_table_shown(table)
 latest = shown[table["release_rank"] == table["release_rank"].max()]
 for verdict in latest.itertuples(index=False):
     line = f"{verdict.release} · {verdict.slice}: {verdict.detail}"
-    {"PASSED": st.success, "FAILED": st.error}.get(verdict.verdict, st.warning)(md(line))
+    banner = {"PASSED": st.success, "FAILED": st.error, "UNDECIDED": st.info}
+    banner.get(verdict.verdict, st.warning)(md(line))
 chart(
     charts.gate_chart(table, list(releases["release"]), k),
     description=f"pass^{k} CI of each release and slice against its rule's threshold; "

@@ -36,7 +36,7 @@ with right:
 head = app_state.headline(version, suite, k, count_errors)
 verdict, first, second = st.columns([2, 1, 1])
 with verdict:
-    banner = {"success": st.success, "error": st.error}.get(
+    banner = {"success": st.success, "error": st.error, "info": st.info}.get(
         headline_text.verdict_kind(head), st.warning
     )
     review = urlencode({"suite": suite, "release": head.release, "k": k})

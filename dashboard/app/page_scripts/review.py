@@ -49,7 +49,7 @@ except (LookupError, ValueError) as exc:  # an unusable policy file or an imposs
     st.stop()
 
 verdict = review.verdict
-banner = {"PASSED": st.success, "FAILED": st.error}.get(verdict, st.warning)
+banner = {"PASSED": st.success, "FAILED": st.error, "UNDECIDED": st.info}.get(verdict, st.warning)
 banner(f"## {verdict}: {md(review.suite)} {md(review.release)}")
 flagged = app_state.approved_but_changed().get((review.suite, review.release))
 if flagged is not None:
