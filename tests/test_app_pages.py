@@ -23,7 +23,7 @@ from page_tables import tables
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import cases, estimates, loading, lottery, releases, summary
-from dashboard.analysis.diffing import diff_lines
+from dashboard.analysis.diffing import diff_lines, separating_row
 from dashboard.data.catalog import open_catalog
 from dashboard.render.diff import diff_html
 
@@ -431,7 +431,13 @@ def test_lottery_diff_follows_the_chosen_case(at: AppTest, catalog: Any) -> None
         if left not in output or right not in output:
             wrong.append((case_key, "labels", left, right))
             continue
-        expected = diff_html(diff_lines(output[left], output[right]), left, right)
+        rows = diff_lines(output[left], output[right])
+        marked = separating_row(
+            rows,
+            list(trials["output"].fillna("")[passed]),
+            list(trials["output"].fillna("")[~passed]),
+        )
+        expected = diff_html(rows, left, right, marked)
         if shown != expected:
             wrong.append((case_key, left, right))
     assert not wrong, f"diff shows transcripts of another case for {wrong}"

@@ -13,7 +13,12 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dashboard.analysis.diffing import diff_lines, divergence_groups, first_divergence
+from dashboard.analysis.diffing import (
+    diff_lines,
+    divergence_groups,
+    first_divergence,
+    separating_row,
+)
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download
 from dashboard.data.transcripts import TranscriptUnavailable
@@ -118,15 +123,31 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
         )
     rows = diff_lines(runs[a].output or "", runs[b].output or "", ignore_volatile=ignore)
     first = first_divergence(rows)
+    separating = separating_row(
+        rows,
+        [t.output or "" for t in passing.itertuples(index=False)],
+        [t.output or "" for t in failing.itertuples(index=False)],
+        ignore_volatile=ignore,
+    )
     st.subheader("Passing vs failing transcript")
+    if first is None:
+        where = "the transcripts are identical"
+    elif separating is not None:
+        where = (
+            "▶ marks the first line that separates passing from failing trials (every passing "
+            "trial has it and no failing one, or the other way round)"
+        )
+    else:
+        where = (
+            "no line separates all passing from all failing trials, so ▶ marks the first point "
+            "where these two diverge"
+        )
     st.caption(
-        "Changed lines are shaded, changed words highlighted; ▶ marks the first point where "
-        "they diverge"
-        + ("" if first is not None else " (the transcripts are identical)")
+        f"Changed lines are shaded, changed words highlighted; {where}"
         + (" (lines that differ only in volatile tokens are marked faintly)" if ignore else "")
         + "."
     )
-    st.html(diff_html(rows, label(a), label(b)))
+    st.html(diff_html(rows, label(a), label(b), separating))
     if len(failing) > 1:
         groups = divergence_groups(
             runs[a].output or "",
