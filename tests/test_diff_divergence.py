@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dashboard.analysis.diffing import (
     diff_lines,
+    divergence_groups,
     first_divergence,
     separating_lines,
     separating_row,
@@ -131,3 +132,19 @@ def test_support_agent_marker_is_past_the_greeting() -> None:
             assert differing not in marked_line(diff_html(rows, "p", "f", at))
             checked += 1
     assert checked >= 3, "the sample support-agent reports should hold greeting divergences"
+
+
+def test_failing_trials_grouped_by_what_separates_them_not_by_greeting() -> None:
+    failing = {
+        4: transcript(GREETINGS[3], BAD),
+        5: transcript(GREETINGS[4], BAD),
+        6: transcript("Good morning!", "I cannot look that up right now."),
+    }
+    by_first = divergence_groups(PASSING[0], failing)
+    assert {g.line for g in by_first} == {2}  # every trial differs first at its greeting
+    assert len(by_first) == 3
+    groups = divergence_groups(PASSING[0], failing, all_passing=PASSING)
+    assert [(g.line, g.text, g.trials) for g in groups] == [
+        (5, f"[assistant] {BAD}", (4, 5)),
+        (5, "[assistant] I cannot look that up right now.", (6,)),
+    ]

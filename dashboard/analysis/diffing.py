@@ -184,15 +184,25 @@ class DivergenceGroup:
 
 
 def divergence_groups(
-    passing: str, failing: dict[int, str], *, ignore_volatile: bool = True
+    passing: str,
+    failing: dict[int, str],
+    *,
+    ignore_volatile: bool = True,
+    all_passing: list[str] | None = None,
 ) -> list[DivergenceGroup]:
     """Group failing trials (run index -> transcript) by where each first diverges from
-    the passing transcript, most trials first: one failure mode or several."""
+    the passing transcript, most trials first: one failure mode or several. With
+    `all_passing` (every passing trial's transcript), where each failing trial first
+    parts from what the passing trials share (`separating_row`), so a line that varies
+    in every trial does not split one failure mode into several."""
     groups: dict[tuple[int | None, str], list[int]] = {}
     shown: dict[tuple[int | None, str], str] = {}
     for run, text in sorted(failing.items()):
         rows = diff_lines(passing, text, ignore_volatile=ignore_volatile)
         first = first_divergence(rows)
+        if all_passing:
+            parted = separating_row(rows, all_passing, [text], ignore_volatile=ignore_volatile)
+            first = first if parted is None else parted
         if first is None:
             key: tuple[int | None, str] = (None, "(no difference)")
             line = "(no difference)"

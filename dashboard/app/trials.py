@@ -8,7 +8,7 @@ not: hold SQL or arithmetic.
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -19,11 +19,23 @@ from dashboard.analysis.diffing import (
     first_divergence,
     separating_row,
 )
+from dashboard.analysis.graders import case_graders, grader_rows
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download
 from dashboard.data.transcripts import TranscriptUnavailable
+from dashboard.render.compact import constant_note, drop_constant, trial_rows
 from dashboard.render.diff import diff_html
 from dashboard.render.formatting import md
+
+
+def table(
+    frame: pd.DataFrame, *, keep: list[str], column_config: dict[str, Any] | None = None
+) -> None:
+    """A table without the columns every row holds alike, said once in a caption."""
+    shown, same = drop_constant(frame, keep)
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config)
+    if same:
+        st.caption(md(constant_note(same)))
 
 
 def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str) -> None:
@@ -56,35 +68,32 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
             st.warning(f"Its output cannot be shown: {md(exc)}.")
             return
         st.code(text["output"] or "", language=None, wrap_lines=True)
-        graders = pd.DataFrame(json.loads(text["evaluators"] or "[]"))
+        graders = case_graders(text["evaluators"])
         if not graders.empty:
             st.dataframe(graders, hide_index=True, width="stretch")
         return
 
     st.subheader("Trials")
-    graders = []
-    for t in trials.itertuples(index=False):
-        for e in json.loads(t.evaluators or "[]") or []:
-            graders.append(
-                {
-                    "run": t.run_index,
-                    "attempt": t.attempt,
-                    "grader": e.get("name"),
-                    "score": e.get("score"),
-                    "passed": e.get("passed"),
-                    "reason": e.get("reason"),
-                }
-            )
     columns = [
         "run_index", "attempt", "status", "latency_ms", "model_error", "judge_error",
         "evaluator_error",
     ]  # fmt: skip
     verdicts = trials[columns]
-    st.dataframe(verdicts, hide_index=True, width="stretch")
+    table(
+        trial_rows(trials, columns),
+        keep=["run_index", "status"],
+        column_config={
+            "run_index": st.column_config.NumberColumn("run", width="small"),
+            "latency_ms": st.column_config.NumberColumn("latency", format="%d ms"),
+        },
+    )
     download(verdicts, f"trials-{name}-case{case_idx}")
-    if graders:
-        st.dataframe(pd.DataFrame(graders), hide_index=True, width="stretch")
-        download(pd.DataFrame(graders), f"graders-{name}-case{case_idx}")
+    graders = grader_rows(trials)
+    if not graders.empty:
+        table(graders, keep=["run", "grader", "verdict", "reason"])
+        download(graders, f"graders-{name}-case{case_idx}")
+        if (graders["verdict"] == "skipped").any():
+            st.caption("A skipped grader did not judge this trial and is left out of its verdict.")
 
     passing = trials[trials["status"] == "passed"]
     failing = trials[trials["status"] != "passed"]
@@ -153,9 +162,11 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
             runs[a].output or "",
             {int(t.run_index): t.output or "" for t in failing.itertuples(index=False)},
             ignore_volatile=ignore,
+            all_passing=[t.output or "" for t in passing.itertuples(index=False)],
         )
         st.caption(
-            f"Where each failing trial first diverges from {label(a)}: "
+            f"Where each failing trial first parts from what the passing trials share, "
+            f"by {label(a)}'s lines: "
             + ("one failure mode." if len(groups) == 1 else f"{len(groups)} different points.")
         )
         st.dataframe(
