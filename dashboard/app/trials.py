@@ -8,8 +8,6 @@ not: hold SQL or arithmetic.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 
@@ -21,21 +19,12 @@ from dashboard.analysis.diffing import (
 )
 from dashboard.analysis.graders import case_graders, grader_rows
 from dashboard.app import state as app_state
+from dashboard.app.tables import compact_table
 from dashboard.app.widgets import download
 from dashboard.data.transcripts import TranscriptUnavailable
-from dashboard.render.compact import constant_note, drop_constant, trial_rows
+from dashboard.render.compact import trial_rows
 from dashboard.render.diff import diff_html
 from dashboard.render.formatting import md
-
-
-def table(
-    frame: pd.DataFrame, *, keep: list[str], column_config: dict[str, Any] | None = None
-) -> None:
-    """A table without the columns every row holds alike, said once in a caption."""
-    shown, same = drop_constant(frame, keep)
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config)
-    if same:
-        st.caption(md(constant_note(same)))
 
 
 def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str) -> None:
@@ -79,7 +68,7 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
         "evaluator_error",
     ]  # fmt: skip
     verdicts = trials[columns]
-    table(
+    compact_table(
         trial_rows(trials, columns),
         keep=["run_index", "status"],
         column_config={
@@ -90,7 +79,7 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
     download(verdicts, f"trials-{name}-case{case_idx}")
     graders = grader_rows(trials)
     if not graders.empty:
-        table(graders, keep=["run", "grader", "verdict", "reason"])
+        compact_table(graders, keep=["run", "grader", "verdict", "reason"])
         download(graders, f"graders-{name}-case{case_idx}")
         if (graders["verdict"] == "skipped").any():
             st.caption("A skipped grader did not judge this trial and is left out of its verdict.")

@@ -13,14 +13,14 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.render.formatting import one_line, pct
+from dashboard.render.formatting import pct
 
 UNKNOWN_PREFIX = "UNKNOWN — "
 SHA_SHOWN = 12  # hex digits of a SHA-256 shown in a table cell
 
 
 def _text(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
+    if value is None or value == "" or (isinstance(value, float) and value != value):
         return "—"
     return str(value)
 
@@ -82,9 +82,8 @@ def short_sha(value: Any) -> str:
 
 
 def lottery_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """The Lottery page's table: the input on one line, passes and runs as one `c/n` cell."""
+    """The Lottery page's table: passes and runs as one `c/n` cell."""
     shown = frame.copy()
-    shown["input"] = [one_line(v, 90) for v in shown["input"]]
     shown.insert(
         list(shown.columns).index("passes"),
         "passes_runs",
@@ -101,4 +100,24 @@ def trial_rows(trials: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
         shown["latency_ms"] = [
             None if v is None or v != v else int(round(float(v))) for v in shown["latency_ms"]
         ]
+    return shown
+
+
+def sha_lines(frame: pd.DataFrame, sha: str = "SHA-256", path: str = "file") -> str:
+    """The full digests as `sha256sum` prints them (`digest  path`), one file a line,
+    for the table that shows them cut: copyable, and checkable with `sha256sum -c`."""
+    return "\n".join(f"{d}  {p}" for d, p in zip(frame[sha], frame[path], strict=True))
+
+
+SIGNOFF_ORDER = [
+    "time", "suite", "release", "base", "decision", "by", "comment", "identity", "evidence",
+    "changed files",
+]  # fmt: skip
+
+
+def signoff_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Sign-offs as a page shows them: the comment beside who wrote it, the time to the
+    minute (the CSV keeps it to the microsecond)."""
+    shown = frame[[c for c in SIGNOFF_ORDER if c in frame.columns]].copy()
+    shown["time"] = [str(t)[:16].replace("T", " ") if t else "—" for t in shown["time"]]
     return shown

@@ -5,10 +5,11 @@ import streamlit as st
 
 from dashboard.analysis.cases import case_link_key, find_case
 from dashboard.app import state as app_state
+from dashboard.app.tables import compact_table
 from dashboard.app.trials import show_trials
 from dashboard.app.widgets import download, linked_select, report_page
-from dashboard.render.compact import constant_note, drop_constant, lottery_rows
-from dashboard.render.formatting import md, with_case_links
+from dashboard.render.compact import lottery_rows
+from dashboard.render.formatting import with_case_links
 
 version, suites, count_errors = report_page("Lottery cases")
 c1, c2, c3, c4 = st.columns([2, 2, 1, 2])
@@ -51,14 +52,11 @@ if table.empty:
     st.stop()
 columns = ["rank", "input", "case_id", "passes", "runs", "pass_at_k", "pass_hat_k"]
 shown = table[[*columns, "releases_as_lottery"]]
-rows, same = drop_constant(
+compact_table(
     lottery_rows(with_case_links(table[[*columns, "releases_as_lottery", "link_key"]], suite)),
     keep=["rank", "input", "case_id", "passes_runs", "case"],
-)
-st.dataframe(
-    rows,
-    hide_index=True,
-    width="stretch",
+    labels={"pass_at_k": f"pass@{k}", "pass_hat_k": f"pass^{k}", "releases_as_lottery": "streak"},
+    percent=["pass_at_k", "pass_hat_k"],
     column_config={
         "rank": st.column_config.NumberColumn("#", width=40),
         "input": st.column_config.TextColumn("input", width=300),
@@ -74,9 +72,6 @@ st.dataframe(
         "case": st.column_config.LinkColumn("case", display_text="its story", width=75),
     },
 )
-if same:
-    labels = {"pass_at_k": f"pass@{k}", "pass_hat_k": f"pass^{k}", "releases_as_lottery": "streak"}
-    st.caption(md(constant_note(same, labels, percent=["pass_at_k", "pass_hat_k"])))
 download(shown, f"lottery-{suite}-{release}-k{k}")
 
 wanted_case = st.query_params.get("case")
