@@ -82,15 +82,57 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px;
 dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 footer { margin-top: 40px; border-top: 1px solid #d0d7de; padding-top: 8px; color: #59636e; }
 @media print {
-  @page { margin: 16mm 14mm; }
+  @page { margin: 18mm 14mm 16mm; }
   body { font-size: 10.5pt; max-width: none; padding: 0; }
   section.page { break-before: page; }
-  h2, h3 { break-after: avoid; }
-  tr, figure, li { break-inside: avoid; }
+  p { orphans: 3; widows: 3; }
+  /* a heading stays with what follows it: its lead paragraph and the table's first rows */
+  h2, h3, h2 + p, h3 + p { break-after: avoid; break-inside: avoid; }
+  h2 + *, h3 + *, h2 + p + *, h3 + p + * { break-before: avoid; }
+  tr, figure, li, .verdict, dl.facts { break-inside: avoid; }
   thead { display: table-header-group; }
-  .verdict, .badge { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  table { width: 100%; max-width: 100%; table-layout: auto; font-size: 0.88em; }
+  th, td { padding: 2px 5px; }
+  td { overflow-wrap: break-word; }
+  td.num { white-space: normal; } /* a long UNKNOWN reason in a number column wraps */
+  th { overflow-wrap: normal; word-break: normal; }
+  figure svg { max-width: 100%; height: auto; }
+  .verdict, .badge, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 """
+# The printed page's running header and page numbers (@page margin boxes); the header's
+# text is the review's own, so it is set per packet, every character outside a plain set
+# written as a CSS escape (a release name cannot end the string or the <style> element).
+PAGE_BOXES: Final = """
+@page {
+  @top-left { content: "%s"; font: 8.5pt system-ui, sans-serif; color: #59636e; }
+  @top-right { content: "%s"; font: 600 8.5pt system-ui, sans-serif; color: %s; }
+  @bottom-right { content: "page " counter(page) " of " counter(pages);
+    font: 8.5pt system-ui, sans-serif; color: #59636e; }
+}
+"""
+VERDICT_COLOURS: Final = {"PASSED": "#1a7f37", "FAILED": "#cf222e"}
+_CSS_PLAIN = re.compile(r"[A-Za-z0-9 ._,:/@+()#=~-]")
+
+
+def css_string(text: str) -> str:
+    """Text for inside a double-quoted CSS string: plain characters as they are, every
+    other one as a six-digit hex escape and the one space that ends it (a space after
+    an escape is part of the escape, so a space in the text survives)."""
+    return "".join(ch if _CSS_PLAIN.fullmatch(ch) else f"\\{ord(ch):06x} " for ch in text)
+
+
+def print_header(review: Review) -> str:
+    """The @page rules of one packet: suite and release at the top left, the verdict at
+    the top right, `page n of m` at the bottom."""
+    left = f"relidash review · {review.suite} · {review.release}"
+    if review.base:
+        left += f" vs {review.base}"
+    return PAGE_BOXES % (
+        css_string(left),
+        css_string(f"{review.verdict} · k = {review.k}"),
+        VERDICT_COLOURS.get(review.verdict, "#9a6700"),
+    )
 
 
 class _Html(str):
@@ -528,7 +570,7 @@ def render_packet(
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta name="generator" content="relidash {_e(review.relidash_version)}">\n'
-        f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n"
+        f"<title>{_e(title)}</title>\n<style>{STYLE}{print_header(review)}</style>\n"
         f"{_json_block(doc)}\n</head>\n<body>{body}</body></html>\n"
     )
 
