@@ -79,7 +79,11 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
     download(verdicts, f"trials-{name}-case{case_idx}")
     graders = grader_rows(trials)
     if not graders.empty:
-        compact_table(graders, keep=["run", "grader", "verdict", "reason"])
+        compact_table(
+            graders,
+            keep=["run", "grader", "verdict", "reason"],
+            column_config={"score": st.column_config.NumberColumn("score", format="%.2f")},
+        )
         download(graders, f"graders-{name}-case{case_idx}")
         if (graders["verdict"] == "skipped").any():
             st.caption("A skipped grader did not judge this trial and is left out of its verdict.")
