@@ -232,3 +232,12 @@ def test_review_page_tables_fit(at: AppTest) -> None:
     assert all(len(str(v)) <= 13 for v in provenance["SHA-256"])
     full = [c.value for c in at.code]
     assert any(len(line.split()[0]) == 64 for block in full for line in block.splitlines() if line)
+
+
+def test_slices_table_says_its_interval_method_once(at: AppTest) -> None:
+    open_page(at, "slices", suite="code-agent")
+    metrics = tables(at)[1]
+    assert "pass^" in "".join(metrics.columns)
+    assert "interval" not in metrics.columns  # one method for every row here
+    assert_readable(metrics, "slices table")
+    assert any("cluster bootstrap over cases" in c.value for c in at.caption)
