@@ -20,7 +20,8 @@ from dashboard.analysis import releases, summary
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.analysis.review import Review, build_review
 from dashboard.data.catalog import open_catalog
-from dashboard.render.packet import STYLE, css_string, print_header, render_packet
+from dashboard.render.packet import STYLE, render_packet
+from dashboard.render.print_page import css_string, print_header
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_reports"
