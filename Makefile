@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 REPORTS ?= sample_reports
 PORT ?= 8501
 
-.PHONY: run test lint summary fixtures bench performance-doc screenshots clean
+.PHONY: run test lint summary fixtures bench performance-doc commands-doc screenshots clean
 
 $(VENV)/.run-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ bench: $(VENV)/.test-installed
 # docs/performance.md from the figures the benchmarks kept in benchmarks/figures/
 performance-doc:
 	$(PYTHON) tools/performance_doc.py
+
+# docs/commands.md from relidash's own parser
+commands-doc: $(VENV)/.run-installed
+	$(BIN)/python tools/commands_doc.py
 
 # docs/img/*.png: each page in Debian's Chromium on sample_reports/
 screenshots: $(VENV)/.test-installed

@@ -18,12 +18,14 @@ from typing import Any
 import pytest
 import streamlit as st
 from cli_run import run_cli
+from page_tables import tables
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.analysis.review import build_review
 from dashboard.data.catalog import open_catalog
 from dashboard.data.signoffs import read_signoffs
+from dashboard.render.compact import short_sha
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app" / "main.py"
@@ -93,8 +95,11 @@ def test_review_page_shows_the_reviews_numbers(
     unescaped = [b.value.replace("\\", "") for b in banners]  # md() escapes punctuation
     assert any(review.verdict in b and review.release in b for b in unescaped), unescaped
     # provenance: the evidence files with their digests
-    provenance = next(f.value for f in at.dataframe if "SHA-256" in f.value.columns)
-    assert list(provenance["SHA-256"]) == [e.sha256 for e in review.evidence]
+    # (cut to fit the table; in full, as sha256sum prints them, in the block under it)
+    provenance = next(t for t in tables(at) if "SHA-256" in t.columns)
+    assert list(provenance["SHA-256"]) == [short_sha(e.sha256) for e in review.evidence]
+    full = "\n".join(c.value for c in at.code)
+    assert all(f"{e.sha256}  {e.path}" in full for e in review.evidence)
 
 
 def test_a_sign_off_is_recorded_and_listed(setup: tuple[Path, Path]) -> None:
@@ -130,7 +135,7 @@ def test_a_sign_off_is_recorded_and_listed(setup: tuple[Path, Path]) -> None:
     at.switch_page("page_scripts/reviews.py")
     at.run()
     assert [t.value for t in at.title] == ["Reviews"]
-    table = at.dataframe[0].value
+    table = tables(at)[0]
     assert list(table["decision"]) == ["conditional"]
     assert list(table["by"]) == ["Ada Lovelace"]
     assert list(table["evidence"]) == ["unchanged"]
@@ -172,7 +177,7 @@ def test_changed_evidence_after_approval_is_flagged(
     assert any("was approved" in e.value for e in at.error)
     at.switch_page("page_scripts/reviews.py")
     at.run()
-    assert list(at.dataframe[0].value["evidence"]) == ["changed"]
+    assert list(tables(at)[0]["evidence"]) == ["changed"]
 
 
 def test_an_unwritable_reviews_dir_keeps_what_was_typed(

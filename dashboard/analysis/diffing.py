@@ -6,6 +6,11 @@ divergence is, so `1 failed in 0.38s` against `0.93s` is not where the real chan
 said to be; the original text is what is shown. `divergence_groups` says which failing
 trials share one first divergence: one failure mode or several.
 
+`separating_row` finds the first line that tells passing trials from failing ones (held
+by every passing trial and by no failing one, or the other way round). A line that
+varies in every trial (a greeting, say) differs between any two transcripts but
+separates nothing, so it is not where the failure starts.
+
 Pure text processing, no HTML (dashboard/render/diff.py draws the table). Must not:
 import Streamlit, or read files.
 """
@@ -111,6 +116,64 @@ def first_divergence(rows: list[DiffRow]) -> int | None:
     return next((i for i, row in enumerate(rows) if row.kind not in ("equal", "volatile")), None)
 
 
+def separating_lines(
+    passing: list[str], failing: list[str], *, ignore_volatile: bool = True
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The line keys held by every passing transcript and no failing one, and those held
+    by every failing transcript and no passing one (keys: lines with volatile tokens
+    normalised when `ignore_volatile`)."""
+
+    def keys(text: str) -> set[str]:
+        lines = text.splitlines()
+        return {normalise_volatile(x) for x in lines} if ignore_volatile else set(lines)
+
+    pass_sets = [keys(t) for t in passing]
+    fail_sets = [keys(t) for t in failing]
+    if not pass_sets or not fail_sets:
+        return frozenset(), frozenset()
+    in_pass, in_fail = set.union(*pass_sets), set.union(*fail_sets)
+    only_pass = set.intersection(*pass_sets) - in_fail
+    only_fail = set.intersection(*fail_sets) - in_pass
+    return frozenset(only_pass), frozenset(only_fail)
+
+
+def separating_row(
+    rows: list[DiffRow],
+    passing: list[str],
+    failing: list[str],
+    *,
+    ignore_volatile: bool = True,
+) -> int | None:
+    """Index of the first row of a passing-vs-failing diff (`rows`: passing on the left)
+    whose passing line is in every passing transcript and no failing one, or whose
+    failing line is in every failing transcript and no passing one. None when no line
+    separates the two groups (then the first divergence is the best there is).
+
+    A side with one trial says nothing about which of its lines vary from trial to trial
+    (a lone failing trial's greeting is "in every failing trial"), so lines from a side
+    with two or more trials are looked for first, and a lone trial's only after them."""
+    only_pass, only_fail = separating_lines(passing, failing, ignore_volatile=ignore_volatile)
+
+    def key(line: str) -> str:
+        return normalise_volatile(line) if ignore_volatile else line
+
+    def first_in(left: frozenset[str], right: frozenset[str]) -> int | None:
+        for i, row in enumerate(rows):
+            if row.kind in ("equal", "volatile"):
+                continue
+            if row.left_no is not None and key(row.left) in left:
+                return i
+            if row.right_no is not None and key(row.right) in right:
+                return i
+        return None
+
+    none: frozenset[str] = frozenset()
+    trusted = first_in(
+        only_pass if len(passing) > 1 else none, only_fail if len(failing) > 1 else none
+    )
+    return trusted if trusted is not None else first_in(only_pass, only_fail)
+
+
 @dataclass(frozen=True)
 class DivergenceGroup:
     """Failing trials whose diff against the passing one first diverges at one point."""
@@ -121,15 +184,25 @@ class DivergenceGroup:
 
 
 def divergence_groups(
-    passing: str, failing: dict[int, str], *, ignore_volatile: bool = True
+    passing: str,
+    failing: dict[int, str],
+    *,
+    ignore_volatile: bool = True,
+    all_passing: list[str] | None = None,
 ) -> list[DivergenceGroup]:
     """Group failing trials (run index -> transcript) by where each first diverges from
-    the passing transcript, most trials first: one failure mode or several."""
+    the passing transcript, most trials first: one failure mode or several. With
+    `all_passing` (every passing trial's transcript), where each failing trial first
+    parts from what the passing trials share (`separating_row`), so a line that varies
+    in every trial does not split one failure mode into several."""
     groups: dict[tuple[int | None, str], list[int]] = {}
     shown: dict[tuple[int | None, str], str] = {}
     for run, text in sorted(failing.items()):
         rows = diff_lines(passing, text, ignore_volatile=ignore_volatile)
         first = first_divergence(rows)
+        if all_passing:
+            parted = separating_row(rows, all_passing, [text], ignore_volatile=ignore_volatile)
+            first = first if parted is None else parted
         if first is None:
             key: tuple[int | None, str] = (None, "(no difference)")
             line = "(no difference)"

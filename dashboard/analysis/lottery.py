@@ -1,5 +1,6 @@
 """Lottery cases of a release: pass sometimes, never reliably; ranked closest to
-reliable first, with how many releases in a row each has been one.
+reliable first (or flakiest first: pass rate nearest 1/2), with how many releases in a
+row each has been one.
 
 Must not: import Streamlit or Altair, hold SQL text, or format numbers for display.
 """
@@ -12,7 +13,10 @@ import pandas as pd
 
 from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.releases import shown_cases
-from dashboard.stats import lottery_mask, pass_at_k, pass_hat_k, rank_lottery
+from dashboard.stats import lottery_mask, pass_at_k, pass_hat_k, rank_flakiest, rank_lottery
+
+# how a lottery table may be ordered: the ranking behind each name
+ORDERS = {"reliable": rank_lottery, "flakiest": rank_flakiest}
 
 
 def lottery_table(
@@ -22,8 +26,11 @@ def lottery_table(
     report_id: int,
     k: int,
     count_agent_errors: bool = False,
+    order: str = "reliable",
 ) -> pd.DataFrame:
-    """Ranked lottery cases of one release at k, with how many releases in a row they have been."""
+    """Ranked lottery cases of one release at k, with how many releases in a row they
+    have been; `order` is a key of ORDERS (closest to reliable first, or flakiest first)."""
+    rank = ORDERS[order]
     releases, cases = shown_cases(con, overview, suite, count_agent_errors)
     cases = cases.assign(key=case_keys(cases))
     flags = {}
@@ -35,7 +42,7 @@ def lottery_table(
     this = cases[(cases["report_id"] == report_id) & cases["n"].notna()].reset_index(drop=True)
     n = this["n"].to_numpy(dtype=np.int64)
     c = this["c"].to_numpy(dtype=np.int64)
-    order = rank_lottery(n, c, k)
+    ranked = rank(n, c, k)
     rank_of_release = dict(zip(releases["report_id"], releases["release_rank"], strict=True))
     history = [
         rid
@@ -43,7 +50,7 @@ def lottery_table(
         if rank_of_release[rid] <= rank_of_release[report_id]
     ]
     rows = []
-    for rank, idx in enumerate(order, start=1):
+    for position, idx in enumerate(ranked, start=1):
         case = this.iloc[int(idx)]
         streak = 0
         for rid in reversed(history):
@@ -53,7 +60,7 @@ def lottery_table(
                 break
         rows.append(
             {
-                "rank": rank,
+                "rank": position,
                 "case_idx": int(case["case_idx"]),
                 "case_id": case["case_id"],
                 "input": case["input"],

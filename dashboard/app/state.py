@@ -290,10 +290,21 @@ def case_history(
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def lottery_table(
-    version: int, suite: str, report_id: int, k: int, count_agent_errors: bool
+    version: int,
+    suite: str,
+    report_id: int,
+    k: int,
+    count_agent_errors: bool,
+    order: str = "reliable",
 ) -> pd.DataFrame:
     return lottery.lottery_table(
-        catalog().cursor(), suite_overview(version, suite), suite, report_id, k, count_agent_errors
+        catalog().cursor(),
+        suite_overview(version, suite),
+        suite,
+        report_id,
+        k,
+        count_agent_errors,
+        order,
     )
 
 

@@ -8,15 +8,21 @@ not: hold SQL or arithmetic.
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
-from dashboard.analysis.diffing import diff_lines, divergence_groups, first_divergence
+from dashboard.analysis.diffing import (
+    diff_lines,
+    divergence_groups,
+    first_divergence,
+    separating_row,
+)
+from dashboard.analysis.graders import case_graders, grader_rows
 from dashboard.app import state as app_state
+from dashboard.app.tables import compact_table
 from dashboard.app.widgets import download, linked_select
 from dashboard.data.transcripts import TranscriptUnavailable
+from dashboard.render.compact import trial_rows
 from dashboard.render.diff import diff_html
 from dashboard.render.formatting import md
 
@@ -57,35 +63,36 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
             st.warning(f"Its output cannot be shown: {md(exc)}.")
             return
         st.code(text["output"] or "", language=None, wrap_lines=True)
-        graders = pd.DataFrame(json.loads(text["evaluators"] or "[]"))
+        graders = case_graders(text["evaluators"])
         if not graders.empty:
             st.dataframe(graders, hide_index=True, width="stretch")
         return
 
     st.subheader("Trials")
-    graders = []
-    for t in trials.itertuples(index=False):
-        for e in json.loads(t.evaluators or "[]") or []:
-            graders.append(
-                {
-                    "run": t.run_index,
-                    "attempt": t.attempt,
-                    "grader": e.get("name"),
-                    "score": e.get("score"),
-                    "passed": e.get("passed"),
-                    "reason": e.get("reason"),
-                }
-            )
     columns = [
         "run_index", "attempt", "status", "latency_ms", "model_error", "judge_error",
         "evaluator_error",
     ]  # fmt: skip
     verdicts = trials[columns]
-    st.dataframe(verdicts, hide_index=True, width="stretch")
+    compact_table(
+        trial_rows(trials, columns),
+        keep=["run_index", "status"],
+        column_config={
+            "run_index": st.column_config.NumberColumn("run", width="small"),
+            "latency_ms": st.column_config.NumberColumn("latency", format="%d ms"),
+        },
+    )
     download(verdicts, f"trials-{name}-case{case_idx}")
-    if graders:
-        st.dataframe(pd.DataFrame(graders), hide_index=True, width="stretch")
-        download(pd.DataFrame(graders), f"graders-{name}-case{case_idx}")
+    graders = grader_rows(trials)
+    if not graders.empty:
+        compact_table(
+            graders,
+            keep=["run", "grader", "verdict", "reason"],
+            column_config={"score": st.column_config.NumberColumn("score", format="%.2f")},
+        )
+        download(graders, f"graders-{name}-case{case_idx}")
+        if (graders["verdict"] == "skipped").any():
+            st.caption("A skipped grader did not judge this trial and is left out of its verdict.")
 
     passing = trials[trials["status"] == "passed"]
     failing = trials[trials["status"] != "passed"]
@@ -134,23 +141,41 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
         del st.query_params[VOLATILE_PARAM]
     rows = diff_lines(runs[a].output or "", runs[b].output or "", ignore_volatile=ignore)
     first = first_divergence(rows)
+    separating = separating_row(
+        rows,
+        [t.output or "" for t in passing.itertuples(index=False)],
+        [t.output or "" for t in failing.itertuples(index=False)],
+        ignore_volatile=ignore,
+    )
     st.subheader("Passing vs failing transcript")
+    if first is None:
+        where = "the transcripts are identical"
+    elif separating is not None:
+        where = (
+            "▶ marks the first line that separates passing from failing trials (every passing "
+            "trial has it and no failing one, or the other way round)"
+        )
+    else:
+        where = (
+            "no line separates all passing from all failing trials, so ▶ marks the first point "
+            "where these two diverge"
+        )
     st.caption(
-        "Changed lines are shaded, changed words highlighted; ▶ marks the first point where "
-        "they diverge"
-        + ("" if first is not None else " (the transcripts are identical)")
+        f"Changed lines are shaded, changed words highlighted; {where}"
         + (" (lines that differ only in volatile tokens are marked faintly)" if ignore else "")
         + "."
     )
-    st.html(diff_html(rows, label(a), label(b)))
+    st.html(diff_html(rows, label(a), label(b), separating))
     if len(failing) > 1:
         groups = divergence_groups(
             runs[a].output or "",
             {int(t.run_index): t.output or "" for t in failing.itertuples(index=False)},
             ignore_volatile=ignore,
+            all_passing=[t.output or "" for t in passing.itertuples(index=False)],
         )
         st.caption(
-            f"Where each failing trial first diverges from {md(label(a))}: "
+            f"Where each failing trial first parts from what the passing trials share, "
+            f"by {md(label(a))}'s lines: "
             + ("one failure mode." if len(groups) == 1 else f"{len(groups)} different points.")
         )
         st.dataframe(

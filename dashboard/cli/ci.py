@@ -58,8 +58,10 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_source_argument(gate)
-    gate.add_argument("--suite", required=True, help="the suite to gate")
-    gate.add_argument("--release", default=LATEST, help="the release to gate (default: latest)")
+    gate.add_argument("--suite", required=True, metavar="S", help="the suite to gate")
+    gate.add_argument(
+        "--release", default=LATEST, metavar="R", help="the release to gate (default: latest)"
+    )
     gate.add_argument("--policy", type=Path, metavar="FILE.toml", help="rules from a file")
     gate.add_argument("--k", type=int, help="the k of a single rule")
     gate.add_argument(
@@ -115,14 +117,21 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_source_argument(compare)
-    compare.add_argument("--suite", required=True, help="the suite to compare")
+    compare.add_argument("--suite", required=True, metavar="S", help="the suite to compare")
     compare.add_argument("--base", required=True, metavar="R1", help="the older release")
     compare.add_argument("--head", required=True, metavar="R2", help="the newer release")
     compare.add_argument(
         "--k", type=int, help="k for Δpass@k and Δpass^k (default: the most runs every pair has)"
     )
     compare.add_argument("--slice", metavar="TAG", help="only cases with this tag")
-    compare.add_argument("--json", action="store_true", help="print one JSON document")
+    output = compare.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON document")
+    output.add_argument(
+        "--format",
+        choices=("text", "github"),
+        default="text",
+        help="text lines, or Markdown for $GITHUB_STEP_SUMMARY",
+    )
     add_policy_option(compare)
     add_load_options(compare)
     compare.set_defaults(handler=cmd_compare, walk_ahead=True)
@@ -230,7 +239,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from dashboard.analysis.comparing import compare_releases, comparison_json
     from dashboard.analysis.releases import UnknownName
-    from dashboard.render.compare_report import render_text
+    from dashboard.render.compare_report import render_markdown, render_text
 
     if args.k is not None and args.k < 1:
         raise UsageError(f"--k must be at least 1, got {args.k}")
@@ -251,6 +260,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(comparison_json(comparison), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
+    elif args.format == "github":
+        sys.stdout.write(render_markdown(comparison))
     else:
         sys.stdout.write(render_text(comparison))
     return EXIT_OK

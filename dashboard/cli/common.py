@@ -38,12 +38,13 @@ SOURCE_HELP = (
 
 def add_source_argument(parser: argparse.ArgumentParser, **kwargs: Any) -> None:
     """The DIR argument every command takes: a directory or an object-storage URL."""
-    parser.add_argument("directory", metavar="SRC", help=SOURCE_HELP, **kwargs)
+    parser.add_argument("directory", metavar="DIR", help=SOURCE_HELP, **kwargs)
 
 
 def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--catalog",
+        metavar="PATH",
         help="catalog file (default: one per directory or URL under $XDG_CACHE_HOME/relidash; "
         "':memory:' keeps nothing)",
     )

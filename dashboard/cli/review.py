@@ -65,9 +65,11 @@ def add_reviews_option(parser: argparse.ArgumentParser) -> None:
 
 def _review_target(parser: argparse.ArgumentParser) -> None:
     add_source_argument(parser)
-    parser.add_argument("--suite", required=True)
-    parser.add_argument("--release", default="latest", help="default: the latest")
-    parser.add_argument("--base", help="the release compared against (default: the one before)")
+    parser.add_argument("--suite", required=True, metavar="S")
+    parser.add_argument("--release", default="latest", metavar="R", help="default: the latest")
+    parser.add_argument(
+        "--base", metavar="B", help="the release compared against (default: the one before)"
+    )
     parser.add_argument("--k", type=int, help="k for pass@k / pass^k (default: the run count)")
     parser.add_argument("--policy", type=Path, metavar="FILE.toml", help="the gate policy")
     add_reviews_option(parser)
@@ -106,8 +108,8 @@ def register(subparsers: Any) -> None:
         "sign-off records are listed as problems.",
     )
     add_source_argument(reviews, nargs="?")
-    reviews.add_argument("--suite")
-    reviews.add_argument("--release")
+    reviews.add_argument("--suite", metavar="S")
+    reviews.add_argument("--release", metavar="R")
     reviews.add_argument("--decision", choices=DECISIONS)
     reviews.add_argument("--json", action="store_true", help="print one JSON document")
     reviews.add_argument(

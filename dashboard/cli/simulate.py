@@ -15,16 +15,28 @@ from dashboard.simulate import DEFAULTS, FORMATS
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     d = DEFAULTS
-    parser.add_argument("--out", type=Path, required=True, help="directory to write reports into")
-    parser.add_argument("--suites", type=int, default=d["suites"], help=f"default {d['suites']}")
     parser.add_argument(
-        "--releases", type=int, default=d["releases"], help=f"default {d['releases']}"
+        "--out", type=Path, required=True, metavar="DIR", help="directory to write reports into"
     )
     parser.add_argument(
-        "--cases", type=int, default=d["cases"], help=f"cases per suite (default {d['cases']})"
+        "--suites", type=int, default=d["suites"], metavar="N", help=f"default {d['suites']}"
     )
     parser.add_argument(
-        "--runs", type=int, default=d["runs"], help=f"runs per case (default {d['runs']})"
+        "--releases", type=int, default=d["releases"], metavar="N", help=f"default {d['releases']}"
+    )
+    parser.add_argument(
+        "--cases",
+        type=int,
+        default=d["cases"],
+        metavar="N",
+        help=f"cases per suite (default {d['cases']})",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=d["runs"],
+        metavar="N",
+        help=f"runs per case (default {d['runs']})",
     )
     parser.add_argument(
         "--p",
@@ -33,7 +45,11 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"pass probability in the first release (default {d['p']})",
     )
     parser.add_argument(
-        "--seed", type=int, default=d["seed"], help=f"mulberry32 seed (default {d['seed']})"
+        "--seed",
+        type=int,
+        default=d["seed"],
+        metavar="S",
+        help=f"mulberry32 seed (default {d['seed']})",
     )
     parser.add_argument(
         "--format",

@@ -1,5 +1,6 @@
-"""A comparison of two releases for a terminal: the paired deltas with their CIs, then
-the case ledger case by case.
+"""A comparison of two releases for a terminal, or as GitHub-flavoured Markdown for
+`$GITHUB_STEP_SUMMARY`: the paired deltas with their CIs, then the case ledger case by
+case.
 
 Formatting only: every number and bucket comes from dashboard/analysis/comparing.py.
 Must not: compute a delta, import Streamlit, or print.
@@ -12,6 +13,9 @@ from dashboard.analysis.deltas import INTERVAL_NOTE
 from dashboard.analysis.estimates import policy_note
 from dashboard.render.formatting import one_line, points
 from dashboard.render.visible import visible
+
+# the gate summary's escaping: HTML and Markdown syntax from a report made inert
+from dashboard.render.gate_report import _md as md_text
 
 
 def _entry_line(entry: LedgerEntry) -> str:
@@ -62,4 +66,60 @@ def render_text(comparison: Comparison, list_still_passing: bool = False) -> str
     for title, unmatched in (("added (head only)", c.added), ("removed (base only)", c.removed)):
         out.append(f"  {title}: {len(unmatched)}")
         out += [_entry_line(e) for e in unmatched]
+    return "\n".join(out) + "\n"
+
+
+def _md_row(entry: LedgerEntry) -> str:
+    before = entry.base.cell() if entry.base else "—"
+    after = entry.head.cell() if entry.head else "—"
+    text = md_text(entry.input or entry.case_id or entry.key)
+    return f"| {md_text(before)} | {md_text(after)} | {text} |"
+
+
+def render_markdown(comparison: Comparison, list_still_passing: bool = False) -> str:
+    """The comparison as GitHub-flavoured Markdown: a heading, the deltas as a table,
+    the ledger's counts, and each bucket's cases in a collapsed <details>."""
+    c = comparison
+    out = [
+        f"## relidash compare: {md_text(c.suite)} {md_text(c.base_release)} → "
+        f"{md_text(c.head_release)}",
+        "",
+        f"Base {md_text(c.base_file)}, head {md_text(c.head_file)}; "
+        f"{md_text(c.slice or 'all cases')}; {policy_note(c.count_agent_errors)}. "
+        f"{len(c.ledger)} cases matched, {c.n_pairs} evaluated in both; {len(c.added)} added, "
+        f"{len(c.removed)} removed; k = {c.k} ({c.k_source}).",
+        "",
+        "| Metric | Base | Head | Δ (pts) | 95% CI (pts) |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for d in c.deltas:
+        if d.delta is None or d.base is None or d.head is None:
+            out.append(f"| {d.name} | | | UNKNOWN | {md_text(d.unknown_reason, 1000)} |")
+            continue
+        out.append(
+            f"| {d.name} | {100 * d.base:.1f}% | {100 * d.head:.1f}% | {points(d.delta.delta)} "
+            f"| [{points(d.delta.ci_low)}, {points(d.delta.ci_high)}] |"
+        )
+    out += ["", f"Means over the {c.n_pairs} cases evaluated in both; {INTERVAL_NOTE}.", ""]
+    groups = [(bucket, entries) for bucket, entries in c.buckets().items()]
+    groups += [("added (head only)", list(c.added)), ("removed (base only)", list(c.removed))]
+    out += [
+        "### Case ledger",
+        "",
+        " · ".join(f"{bucket} **{len(entries)}**" for bucket, entries in groups),
+        "",
+    ]
+    for bucket, entries in groups:
+        if not entries or (bucket == STILL_PASSING and not list_still_passing):
+            continue
+        out += [
+            f"<details><summary>{bucket}: {len(entries)}</summary>",
+            "",
+            "| Base | Head | Case |",
+            "|---:|---:|---|",
+            *[_md_row(e) for e in entries],
+            "",
+            "</details>",
+            "",
+        ]
     return "\n".join(out) + "\n"

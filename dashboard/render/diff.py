@@ -30,9 +30,12 @@ STYLE = (
 )
 
 
-def diff_html(rows: list[DiffRow], left_title: str, right_title: str) -> str:
-    """An HTML table of the diff; every report-derived string is escaped."""
-    first = first_divergence(rows)
+def diff_html(
+    rows: list[DiffRow], left_title: str, right_title: str, marked: int | None = None
+) -> str:
+    """An HTML table of the diff, ▶ at row `marked` (default: the first divergence);
+    every report-derived string is escaped."""
+    first = first_divergence(rows) if marked is None else marked
     out = [
         STYLE,
         "<table class='rd'><tr><th></th><th>",

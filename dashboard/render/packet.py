@@ -44,6 +44,7 @@ from dashboard.analysis.verifying import MalformedPacket
 from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_detail, strict_line
+from dashboard.render.print_page import print_header
 from dashboard.render.review_tables import p_text, slices_note
 
 PACKET_BLOCK_ID: Final = "relidash-review"
@@ -85,13 +86,22 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px;
 dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 footer { margin-top: 40px; border-top: 1px solid #d0d7de; padding-top: 8px; color: #59636e; }
 @media print {
-  @page { margin: 16mm 14mm; }
+  @page { margin: 18mm 14mm 16mm; }
   body { font-size: 10.5pt; max-width: none; padding: 0; }
   section.page { break-before: page; }
-  h2, h3 { break-after: avoid; }
-  tr, figure, li { break-inside: avoid; }
+  p { orphans: 3; widows: 3; }
+  /* a heading stays with what follows it: its lead paragraph and the table's first rows */
+  h2, h3, h2 + p, h3 + p { break-after: avoid; break-inside: avoid; }
+  h2 + *, h3 + *, h2 + p + *, h3 + p + * { break-before: avoid; }
+  tr, figure, li, .verdict, dl.facts { break-inside: avoid; }
   thead { display: table-header-group; }
-  .verdict, .badge { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  table { width: 100%; max-width: 100%; table-layout: auto; font-size: 0.88em; }
+  th, td { padding: 2px 5px; }
+  td { overflow-wrap: break-word; }
+  td.num { white-space: normal; } /* a long UNKNOWN reason in a number column wraps */
+  th { overflow-wrap: normal; word-break: normal; }
+  figure svg { max-width: 100%; height: auto; }
+  .verdict, .badge, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 """
 
@@ -533,7 +543,7 @@ def render_packet(
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta name="generator" content="relidash {_e(review.relidash_version)}">\n'
-        f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n"
+        f"<title>{_e(title)}</title>\n<style>{STYLE}{print_header(review)}</style>\n"
         f"{_json_block(doc)}\n</head>\n<body>{body}</body></html>\n"
     )
 

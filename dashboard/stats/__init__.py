@@ -28,7 +28,7 @@ from .estimators import (
     pass_k_table,
 )
 from .intervals import norm_ppf, wilson_bounds, wilson_interval
-from .lottery import lottery_mask, rank_lottery
+from .lottery import lottery_mask, rank_flakiest, rank_lottery
 from .passk import METHOD_UNKNOWN, NO_CASES_REASON, PassKResult, suite_pass_k, suites_pass_k
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "pass_k_table",
+    "rank_flakiest",
     "rank_lottery",
     "suite_pass_k",
     "suites_pass_k",

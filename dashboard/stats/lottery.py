@@ -19,6 +19,10 @@ has gap exactly 1.0, so upstream's order is merely file order):
   2. then more runs first (more evidence behind that rate);
   3. then file order (stable).
 
+`rank_flakiest` is the other order a reader may want: the flakiest first, a pass rate
+nearest 1/2 (|2c - n| / n smallest: the case whose next run is closest to a coin flip),
+then more runs first, then file order.
+
 Must not: read reports, compute suite averages, or import pandas, DuckDB or Streamlit.
 
 References: Chen et al. 2021, arXiv:2107.03374 (pass@k); Yao et al. 2024,
@@ -59,4 +63,15 @@ def rank_lottery(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> IndexArray:
     # rates with n < 2**26 differ by more than an ulp, so the float sort is exact
     rate = c_arr[index] / n_arr[index]
     order = np.lexsort((index, -n_arr[index], -rate))
+    return index[order].astype(np.intp)
+
+
+def rank_flakiest(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> IndexArray:
+    """Indices of the lottery cases at k, flakiest first: pass rate nearest 1/2, then
+    more runs, then file order (see module doc)."""
+    n_arr, c_arr = check_cases(n, c)
+    index = np.flatnonzero(_lottery_mask(n_arr, c_arr, check_k(k)))
+    # distance from 1/2 as |2c - n| / n: integers over integers, exact as in rank_lottery
+    distance = np.abs(2 * c_arr[index] - n_arr[index]) / n_arr[index]
+    order = np.lexsort((index, -n_arr[index], distance))
     return index[order].astype(np.intp)

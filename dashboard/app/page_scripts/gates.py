@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dashboard.app import state as app_state
+from dashboard.app.tables import compact_table
 from dashboard.app.widgets import (
     chart,
     data_table,
@@ -73,13 +74,17 @@ if not holding.empty:
     st.subheader(
         f"Cases holding the failed or undecided rules down in {md(releases['release'].iloc[-1])}"
     )
-    st.dataframe(
+    compact_table(
         with_case_links(holding, suite),
-        hide_index=True,
-        width="stretch",
+        keep=["case_id", "input", "passes/runs", "case"],
+        percent=[f"pass^{k}"],
         column_config={
-            "case": st.column_config.LinkColumn("case", display_text="its story"),
-            f"pass^{k}": st.column_config.NumberColumn(format="percent"),
+            "slice": st.column_config.TextColumn("slice", width=110),
+            "case_id": st.column_config.TextColumn("case id", width=130),
+            "input": st.column_config.TextColumn("input", width=320),
+            "passes/runs": st.column_config.TextColumn("passes/runs", width=85),
+            f"pass^{k}": st.column_config.NumberColumn(format="percent", width=70),
+            "case": st.column_config.LinkColumn("case", display_text="its story", width=75),
         },
     )
 download(

@@ -5,12 +5,14 @@ import streamlit as st
 
 from dashboard.analysis.cases import case_link_key, find_case
 from dashboard.app import state as app_state
+from dashboard.app.tables import compact_table
 from dashboard.app.trials import TRIAL_PARAMS, show_trials
 from dashboard.app.widgets import download, k_select, linked_select, report_page, suite_select
+from dashboard.render.compact import lottery_rows
 from dashboard.render.formatting import md, with_case_links
 
 version, suites, count_errors = report_page("Lottery cases")
-c1, c2, c3 = st.columns([2, 2, 1])
+c1, c2, c3, c4 = st.columns([2, 2, 1, 2])
 with c1:
     suite = suite_select(suites, page="lottery")
 releases = app_state.suite_releases(version, suite)
@@ -31,11 +33,27 @@ with c3:
         page="lottery",
         otherwise=runs_max,
     )
+orders = {"flakiest": "flakiest first", "reliable": "closest to reliable first"}
+with c4:
+    order = linked_select(
+        "order",
+        "Order",
+        list(orders),
+        "flakiest",
+        page="lottery",
+        format_func=lambda o: orders.get(o, o),
+        help="Flakiest first: the pass rate nearest 50%, where the next run is closest to a "
+        "coin flip. Closest to reliable first: the highest pass rate, whose failing trials "
+        "are the anomaly. Ties: more runs first.",
+    )
 
-table = app_state.lottery_table(version, suite, report_id, k, count_errors)
+table = app_state.lottery_table(version, suite, report_id, k, count_errors, order or "flakiest")
 st.caption(
-    "Ranked closest-to-reliable first (highest pass rate, then most runs): their failing trials are "
-    "the anomaly, and fixing that failure mode makes the case reliable."
+    "Ranked flakiest first (pass rate nearest 50%, then most runs): the cases whose outcome is "
+    "most a coin flip."
+    if order == "flakiest"
+    else "Ranked closest-to-reliable first (highest pass rate, then most runs): their failing "
+    "trials are the anomaly, and fixing that failure mode makes the case reliable."
 )
 if table.empty:
     st.info(
@@ -44,15 +62,24 @@ if table.empty:
     st.stop()
 columns = ["rank", "input", "case_id", "passes", "runs", "pass_at_k", "pass_hat_k"]
 shown = table[[*columns, "releases_as_lottery"]]
-st.dataframe(
-    with_case_links(table[[*columns, "releases_as_lottery", "link_key"]], suite),
-    hide_index=True,
-    width="stretch",
+compact_table(
+    lottery_rows(with_case_links(table[[*columns, "releases_as_lottery", "link_key"]], suite)),
+    keep=["rank", "input", "case_id", "passes_runs", "case"],
+    labels={"pass_at_k": f"pass@{k}", "pass_hat_k": f"pass^{k}", "releases_as_lottery": "streak"},
+    percent=["pass_at_k", "pass_hat_k"],
     column_config={
-        "pass_at_k": st.column_config.NumberColumn(f"pass@{k}", format="percent"),
-        "pass_hat_k": st.column_config.NumberColumn(f"pass^{k}", format="percent"),
-        "releases_as_lottery": st.column_config.NumberColumn("releases in a row as lottery"),
-        "case": st.column_config.LinkColumn("case", display_text="its story"),
+        "rank": st.column_config.NumberColumn("#", width=40),
+        "input": st.column_config.TextColumn("input", width=300),
+        "case_id": st.column_config.TextColumn("case id", width=130),
+        "passes_runs": st.column_config.TextColumn("passes/runs", width=85),
+        "pass_at_k": st.column_config.NumberColumn(f"pass@{k}", format="percent", width=70),
+        "pass_hat_k": st.column_config.NumberColumn(f"pass^{k}", format="percent", width=70),
+        "releases_as_lottery": st.column_config.NumberColumn(
+            "streak",
+            width=60,
+            help="Releases in a row (up to this one) in which the case was a lottery case",
+        ),
+        "case": st.column_config.LinkColumn("case", display_text="its story", width=75),
     },
 )
 download(shown, f"lottery-{suite}-{release}-k{k}")

@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
+from dashboard.app.tables import compact_table
 from dashboard.app.widgets import (
     chart,
     download,
@@ -14,6 +15,7 @@ from dashboard.app.widgets import (
     suite_select,
 )
 from dashboard.render import review_tables
+from dashboard.render.compact import sha_lines, short_sha, signoff_rows
 from dashboard.render.formatting import md
 
 SIGNOFF_RECORDED = "signoff_recorded"  # the confirmation shown on the run after a sign-off
@@ -81,18 +83,30 @@ if review.comparison is None:
     st.info("This is the suite's first release: there is nothing to compare with.")
 else:
     st.caption(md(review_tables.ledger_counts(review)))
-    st.dataframe(review_tables.deltas_table(review), hide_index=True, width="stretch")
+    compact_table(
+        review_tables.deltas_table(review),
+        keep=["metric", "base", "head"],
+        unknown=["Δ (paired, 95% CI)"],
+    )
     ledger = review_tables.ledger_table(review)
     st.dataframe(
         ledger,
         hide_index=True,
         width="stretch",
-        column_config={"link": st.column_config.LinkColumn("open", display_text="its story")},
+        column_config={
+            "change": st.column_config.TextColumn("change", width=160),
+            "case": st.column_config.TextColumn("case", width=330),
+            "base": st.column_config.TextColumn("base", width=90),
+            "head": st.column_config.TextColumn("head", width=90),
+            "link": st.column_config.LinkColumn("open", display_text="its story", width=80),
+        },
     )
     download(ledger, f"ledger-{suite}-{release}")
     st.caption(f"Δ pass^{review.k} per slice (paired, over the cases both releases evaluated)")
     st.caption(review_tables.slices_note(review))
-    st.dataframe(review_tables.slices_table(review), hide_index=True, width="stretch")
+    compact_table(
+        review_tables.slices_table(review), keep=["slice"], unknown=[f"Δ pass^{review.k}"]
+    )
 
 st.subheader("Lottery cases of this release")
 lottery = review_tables.lottery_shown(review)
@@ -122,7 +136,14 @@ else:
     st.dataframe(problems, hide_index=True, width="stretch")
 
 st.subheader("Provenance")
-st.dataframe(review_tables.provenance_table(review), hide_index=True, width="stretch")
+provenance = review_tables.provenance_table(review)
+compact_table(
+    provenance.assign(**{"SHA-256": [short_sha(v) for v in provenance["SHA-256"]]}),
+    keep=list(provenance.columns),
+    wrap=True,
+)
+with st.expander("SHA-256 in full"):
+    st.code(sha_lines(provenance), language=None)
 st.caption(
     f"Policy: {md(review.policy.source)} · SHA-256 {review.policy.sha256} · "
     f"relidash {md(review.relidash_version)}"
@@ -131,7 +152,11 @@ st.caption(
 st.subheader("Sign-off")
 entries, record_problems = app_state.review_history(suite=review.suite, release=review.release)
 if entries:
-    st.dataframe(review_tables.signoffs_table(entries), hide_index=True, width="stretch")
+    compact_table(
+        signoff_rows(review_tables.signoffs_table(entries)),
+        keep=["time", "decision", "by", "comment"],
+        wrap=True,
+    )
 if record_problems:
     st.warning(
         f"{len(record_problems)} file(s) in the reviews directory are not sign-off records "

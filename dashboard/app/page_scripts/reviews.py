@@ -3,8 +3,10 @@
 import streamlit as st
 
 from dashboard.app import state as app_state
+from dashboard.app.tables import compact_table
 from dashboard.app.widgets import download
 from dashboard.render import review_tables
+from dashboard.render.compact import signoff_rows
 from dashboard.render.formatting import md
 
 st.title("Reviews")
@@ -40,7 +42,11 @@ else:
     changed = sum(e.evidence.status != "unchanged" for e in shown)
     if changed:
         st.warning(f"{changed} sign-off(s) rest on evidence that has changed or gone since.")
-    st.dataframe(table, hide_index=True, width="stretch")
+    compact_table(
+        signoff_rows(table),
+        keep=["time", "suite", "release", "decision", "by", "comment"],
+        wrap=True,
+    )
     download(table, "reviews")
 if problems:
     st.subheader(f"Problems ({len(problems)})")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from dashboard.analysis.slices import tag_dimensions
 from dashboard.app import state as app_state
+from dashboard.app.tables import compact_table
 from dashboard.app.widgets import (
     chart,
     data_table,
@@ -54,7 +55,8 @@ st.caption("Evaluated cases per slice and release")
 data_table(counts, hide_index=False)
 download(counts.reset_index(), f"slice-counts-{suite}-{dim}")
 shown = slice_rows(metrics, k)
-data_table(shown)
+# the interval's method and an empty reason, the same in every row, are said once
+compact_table(shown, keep=["slice", "release", f"pass^{k}"], wrap=True)
 download(
     shown
     if window is None
