@@ -12,10 +12,10 @@ from dashboard.analysis.comparing import STILL_PASSING, Comparison, LedgerEntry
 from dashboard.analysis.deltas import INTERVAL_NOTE
 from dashboard.analysis.estimates import policy_note
 from dashboard.render.formatting import one_line, points
-from dashboard.render.visible import visible
 
 # the gate summary's escaping: HTML and Markdown syntax from a report made inert
 from dashboard.render.gate_report import _md as md_text
+from dashboard.render.visible import visible
 
 
 def _entry_line(entry: LedgerEntry) -> str:
