@@ -39,7 +39,9 @@ def register(subparsers: Any) -> None:
     )
     add_source_argument(plan)
     plan.add_argument("--suite", required=True, metavar="S", help="the suite")
-    plan.add_argument("--release", default=LATEST, metavar="R", help="the release (default: latest)")
+    plan.add_argument(
+        "--release", default=LATEST, metavar="R", help="the release (default: latest)"
+    )
     plan.add_argument("--k", type=int, default=4, help="k of pass^k (default 4)")
     goal = plan.add_mutually_exclusive_group()
     goal.add_argument("--half-width", type=float, metavar="H", help="wanted CI half-width")
