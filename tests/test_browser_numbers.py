@@ -76,7 +76,10 @@ def test_releases_table_shows_the_summary_and_upstream_numbers(
                 assert tb.heading(page) == "Releases"
                 header, rows = static_table(page)
                 assert set(header) == set(release_columns(k))
-                shown_errors, checked = release_table_errors(rows, k, rels, upstream, case_rows)
+                # newest first: reversed to the summary's release order
+                shown_errors, checked = release_table_errors(
+                    rows[::-1], k, rels, upstream, case_rows
+                )
                 errors += shown_errors
                 against_upstream += checked
                 with_upstream_numbers += sum(r["file"] in upstream for r in rels)
@@ -86,7 +89,7 @@ def test_releases_table_shows_the_summary_and_upstream_numbers(
                 assert info.value.suggested_filename == f"releases-{suite}-k{k}.csv"
                 csv_header, rows = csv_rows(Path(info.value.path()).read_bytes())
                 assert csv_header == header
-                csv_errors, _ = release_table_errors(rows, k, rels, upstream, case_rows)
+                csv_errors, _ = release_table_errors(rows[::-1], k, rels, upstream, case_rows)
                 errors += [f"CSV: {e}" for e in csv_errors]
     finally:
         context.close()

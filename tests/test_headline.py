@@ -142,3 +142,23 @@ def test_the_text_says_the_verdict_the_change_and_its_direction(con: Any, report
         assert number.detail.startswith("95% CI [")
     line = headline_text.base_line(head, chosen)
     assert line.startswith(f"k = {chosen.k}: ") and f"Δ against {head.base}" in line
+
+
+def test_a_mistyped_slice_gives_no_verdict_as_the_review_gives_none(
+    con: Any, reports: Path, tmp_path: Path
+) -> None:
+    from dashboard.analysis.policy import read_policy
+    from dashboard.analysis.releases import UnknownName
+
+    suite = releases.suite_names(summary.report_overview(con))[0]
+    policy_file = tmp_path / "policy.toml"
+    policy_file.write_text('[[rule]]\nk = 2\nmin_ci_low = 0.5\nslice = "no-such-tag"\n')
+    with pytest.raises(UnknownName, match="no-such-tag") as raised:
+        build_review(con, suite, policy_file=policy_file, reports_dir=reports)
+    policy, _ = suite_policy(suite, policy_file, reports)
+    assert policy is not None and policy.rules == tuple(read_policy(policy_file))
+    head = latest_headline(con, summary.report_overview(con), suite, 2, policy)
+    assert head.verdict is None and head.gate is None
+    assert head.policy_error == str(raised.value)
+    assert headline_text.verdict_kind(head) == "warning"
+    assert "no-such-tag" in headline_text.verdict_reasons(head)[0]

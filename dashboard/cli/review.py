@@ -70,7 +70,9 @@ def _review_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--base", metavar="B", help="the release compared against (default: the one before)"
     )
-    parser.add_argument("--k", type=int, help="k for pass@k / pass^k (default: the run count)")
+    parser.add_argument(
+        "--k", type=int, help="k for pass@k / pass^k (default: the suite's k, as on the pages)"
+    )
     parser.add_argument("--policy", type=Path, metavar="FILE.toml", help="the gate policy")
     add_reviews_option(parser)
     add_policy_option(parser)
