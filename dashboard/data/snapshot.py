@@ -12,6 +12,7 @@ out of date.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -25,8 +26,12 @@ import duckdb
 from dashboard.data.catalog import (
     MEMORY,
     CatalogError,
+    damage_notice,
+    discard_damaged,
+    is_damage,
     layout_is_current,
     open_catalog,
+    read_every_block,
     settle_catalog,
 )
 from dashboard.data.freshness import catalog_version, directory_changed, meta_value
@@ -36,6 +41,7 @@ from dashboard.data.sources.reports import Listing, ReportSource, as_source
 from dashboard.data.walk import walk_in_child
 from dashboard.data.watch import watch_directory
 
+_LOG = logging.getLogger(__name__)
 BUSY_RETRY_SECONDS = 30.0
 SNAPSHOT = "snapshot"  # the attached copy's name; every cursor uses it
 
@@ -93,7 +99,18 @@ class ServedCatalog:
         if writer is None:
             return None
         try:
-            self.last_result = load(writer)
+            try:
+                self.last_result = load(writer)
+            except duckdb.Error as exc:
+                if not is_damage(exc):
+                    raise
+                # damage DuckDB found only when the load read the block: moved aside, and
+                # the catalog loaded again from nothing
+                writer.close()
+                discard_damaged(self.location)
+                _LOG.warning(damage_notice(self.location, exc, rebuilt=True))
+                writer = open_catalog(self.location)
+                self.last_result = load(writer)
             version = catalog_version(writer)
             settle_catalog(writer)
         finally:
@@ -126,7 +143,12 @@ class ServedCatalog:
                 return False
             if check and directory_changed(snapshot, self.source):
                 return False
-        except duckdb.Error:
+            # served as it is, its damage would show on a page: every block read now,
+            # and a damaged catalog is left to the writer, which moves it aside
+            read_every_block(snapshot)
+        except duckdb.Error as exc:
+            if is_damage(exc):
+                self._discard_damaged(exc)
             return False  # locked by a writer, or not a catalog: take the normal path
         files, problems = snapshot.execute(
             "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM problems)"
@@ -135,6 +157,19 @@ class ServedCatalog:
         self.version = catalog_version(snapshot)
         self.last_result = IngestResult(int(files), 0, int(files), 0, int(problems), 0.0)
         return True
+
+    def _discard_damaged(self, exc: BaseException) -> None:
+        """Move the damaged catalog aside (under the writer's lock: no load is writing
+        it), so that the next refresh rebuilds it from the reports."""
+        try:
+            duckdb.connect(self.location).close()  # the lock, taken and let go
+        except duckdb.IOException as busy:
+            if "lock" in str(busy).lower():
+                return  # another process writes it: its own open or load finds the damage
+        except duckdb.Error:
+            pass  # damaged at the open too
+        discard_damaged(self.location)
+        _LOG.warning(damage_notice(self.location, exc, rebuilt=True))
 
     def stale(self) -> bool:
         """Whether the source differs from the loaded catalog (cheap: a stat of each file,
