@@ -13,8 +13,9 @@ import hashlib
 import logging
 import os
 import threading
+import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -39,6 +40,15 @@ CHECKPOINT_LOG_BYTES = 0
 
 class CatalogError(Exception):
     """The catalog cannot be used as asked (a usage problem, not a data problem)."""
+
+
+class CatalogBusy(CatalogError):
+    """Another process holds the catalog (DuckDB lets one process write a file)."""
+
+
+# How long a command waits for a catalog another process holds, by default: a load of
+# 100,000 reports from nothing takes a minute or two, a warm command under a second.
+WAIT_SECONDS = 600.0
 
 
 # What DuckDB says of a damaged file when it reads the damaged block, which may be long
@@ -104,7 +114,7 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         layout_ok = layout_is_current(con)
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
-            raise CatalogError(
+            raise CatalogBusy(
                 f"the catalog {location} is in use by another relidash process that is "
                 "loading reports; try again when it finishes, or pass --catalog :memory:"
             ) from exc
@@ -122,6 +132,45 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         opened = [ref for ref in _OPENED.get(location, []) if ref() is not None]
         _OPENED[location] = [*opened, weakref.ref(con)]
     return con
+
+
+def open_catalog_waiting(
+    location: str,
+    wait_seconds: float = WAIT_SECONDS,
+    on_wait: Callable[[float], None] | None = None,
+    stop: threading.Event | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """open_catalog, waiting while another process holds the file, for at most
+    `wait_seconds`; `on_wait(wait_seconds)` is called once, when the waiting begins.
+
+    DuckDB's lock cannot be waited on, only tried: the open is tried again after a
+    pause that grows to half a second. CatalogBusy when the time is up, or when `stop`
+    is set (the caller was interrupted: its opener thread must not wait on).
+    """
+    deadline = time.monotonic() + wait_seconds
+    pause = 0.05
+    waiting = False
+    while True:
+        try:
+            return open_catalog(location)
+        except CatalogBusy as exc:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if not waiting:
+                    raise
+                raise CatalogBusy(
+                    f"the catalog {location} is still in use by another relidash process "
+                    f"after {wait_seconds:g} s of waiting; try again when it finishes, wait "
+                    "longer (--catalog-wait SECONDS), or pass --catalog :memory:"
+                ) from exc
+            if not waiting and on_wait is not None:
+                on_wait(wait_seconds)
+            waiting = True
+            if stop is not None and stop.wait(min(pause, left)):
+                raise
+            if stop is None:
+                time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.5)
 
 
 def _set_up(con: duckdb.DuckDBPyConnection, location: str, layout_ok: bool) -> None:
