@@ -25,6 +25,14 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_reports" / "code-agent"
 HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
 BLOCK_BYTES = 262144  # DuckDB's default block size
+# the tables a server's pages read, compared without the ids a load gives (and the mtime
+# the "loaded" start changes)
+EVERY_ROW = {
+    "reports": "report_id, mtime_ns",
+    "cases": "report_id",
+    "trials": "report_id",
+    "metrics": "report_id",
+}
 
 
 def summary(reports: Path, catalog: Path) -> subprocess.CompletedProcess[str]:
@@ -109,18 +117,32 @@ def test_a_damaged_catalog_is_moved_aside_and_rebuilt_with_the_same_numbers(
     assert "0 parsed" in again.stderr  # the rebuilt catalog is used, not rebuilt again
 
 
-@pytest.mark.parametrize("damage", ["report_records", "cases", "cut"])
+# A file cut short and then loaded is written whole again by the load's checkpoint, which
+# rewrites the blocks it cut: nothing is left to find, and the numbers hold.
+@pytest.mark.parametrize(
+    ("start", "damage"),
+    [
+        *(("adopted", damage) for damage in ("report_records", "cases", "metrics", "cut")),
+        *(("loaded", damage) for damage in ("report_records", "cases", "metrics")),
+    ],
+)
 def test_a_server_rebuilds_a_damaged_catalog_instead_of_serving_it(
     built: tuple[Path, Path, str],
     tmp_path: Path,
     damage: str,
+    start: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """A server started on a damaged catalog of an unchanged directory would adopt it as
-    it is (no load reads a block): the adoption reads every block, and the refresh that
-    follows rebuilds it. Every table then reads back as the undamaged catalog's."""
+    """A server started on a damaged catalog would serve it with the damage in blocks no
+    load reads, to show on a page: on an unchanged directory it adopts the catalog as it
+    is, and on a changed one (a report touched) its load reads only what changed. Its
+    first copy has every block read, and the damaged catalog is rebuilt. Every table then
+    reads back as the undamaged catalog's."""
     reports, good, _ = built
     catalog = damaged_copy(built, tmp_path, damage)
+    if start == "loaded":
+        touched = next((reports / "code-agent").iterdir())
+        os.utime(touched, ns=(touched.stat().st_mtime_ns + 10**9,) * 2)
     served = ServedCatalog(reports, str(catalog))
     served.refresh(lambda con: loading.refresh_catalog(con, reports))
     assert "is damaged" in caplog.text
@@ -128,8 +150,8 @@ def test_a_server_rebuilds_a_damaged_catalog_instead_of_serving_it(
     cursor = served.cursor()
     reference = duckdb.connect(str(good), read_only=True)
     try:
-        for table in ("reports", "cases", "trials", "metrics"):
-            query = f"SELECT * EXCLUDE (report_id) FROM {table} ORDER BY ALL"  # names above
+        for table, ignored in EVERY_ROW.items():
+            query = f"SELECT * EXCLUDE ({ignored}) FROM {table} ORDER BY ALL"  # names above
             assert cursor.execute(query).fetchall() == reference.execute(query).fetchall()
     finally:
         reference.close()

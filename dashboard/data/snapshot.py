@@ -100,28 +100,42 @@ class ServedCatalog:
             return None
         try:
             try:
-                self.last_result = load(writer)
+                self._load_and_copy(writer, load)
             except duckdb.Error as exc:
                 if not is_damage(exc):
                     raise
-                # damage DuckDB found only when the load read the block: moved aside, and
-                # the catalog loaded again from nothing
+                # damage DuckDB found only when a block was read: the catalog is moved
+                # aside and loaded again from nothing
                 writer.close()
                 discard_damaged(self.location)
                 _LOG.warning(damage_notice(self.location, exc, rebuilt=True))
                 writer = open_catalog(self.location)
-                self.last_result = load(writer)
-            version = catalog_version(writer)
-            settle_catalog(writer)
-            if version != self.version or self._snapshot is None:
-                # copied while this writer holds the file: no other process can change
-                # it, nor take it between the load and the copy (an attach of its own
-                # would then fail on the lock)
-                self._snapshot = self._take_snapshot(held=True)
-                self.version = version
+                self._load_and_copy(writer, load)
         finally:
             writer.close()
         return self.last_result
+
+    def _load_and_copy(
+        self,
+        writer: duckdb.DuckDBPyConnection,
+        load: Callable[[duckdb.DuckDBPyConnection], IngestResult],
+    ) -> None:
+        """Load on the writer, then copy the catalog if it changed (or nothing is served
+        yet), while this writer holds the file: no other process can change it, nor take
+        it between the load and the copy (an attach of its own would fail on the lock).
+
+        The first copy a server takes has every block read (read_every_block): blocks
+        its load did not touch could be damaged, and would show it only on a page.
+        """
+        self.last_result = load(writer)
+        version = catalog_version(writer)
+        settle_catalog(writer)
+        if version != self.version or self._snapshot is None:
+            snapshot = self._take_snapshot(held=True)
+            if self._snapshot is None:
+                read_every_block(snapshot)
+            self._snapshot = snapshot
+            self.version = version
 
     def _adopt_existing(self, *, check: bool = True) -> bool:
         """Start from the catalog on disk without taking the writer, if it is current.
