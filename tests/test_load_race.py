@@ -180,3 +180,21 @@ def test_a_file_written_just_before_the_load_is_checked_by_its_bytes_and_kept(
     ((digest,),) = con.execute("SELECT digest FROM files").fetchall()
     assert digest == file_digests(report_file(reports))[0]
     assert ingest_directory(con, reports).parsed == 0
+
+
+def test_a_file_written_between_the_listing_and_its_digest_is_judged_by_its_bytes(
+    reports: Path, con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listed empty (its writer had only created it), whole when digested: the load
+    judges the bytes it digested, not the listed size, so no "is empty" problem is kept
+    beside the digest of a whole report (which the next load would find unchanged)."""
+    path = report_file(reports)
+    whole = path.read_bytes()
+    path.write_bytes(b"")
+    raced = racing(monkeypatch, path, lambda: path.write_bytes(whole), nothing)
+    first = ingest_directory(con, reports)
+    monkeypatch.undo()
+    assert raced == [1] and first.parsed == 1
+    assert con.execute("SELECT file, reason FROM problems").fetchall() == []
+    assert pass_counts(con) == fresh_pass_counts(reports) == [2, 5]
+    assert_never_binds_other_bytes(con, reports)

@@ -233,11 +233,13 @@ def _ingest(
         progress(0, total)
 
     digests = known_digests(con, [e.path for e in candidates if e.path in known])
+    local = source.local_root is not None  # a bucket's mirror copies are dated apart
 
     def changed_files(facts_of: Iterator[FileFacts]) -> Iterator[tuple[FileEntry, FileFacts]]:
         """Candidates whose bytes changed; the rest only get their new size and mtime."""
-        for entry, facts in zip(candidates, facts_of, strict=True):
+        for listed, facts in zip(candidates, facts_of, strict=True):
             counts["looked"] += 1
+            entry = _as_digested(listed, facts) if local else listed
             if (
                 facts.digest
                 and digests.get(entry.path) == facts.digest
@@ -413,6 +415,16 @@ class _Prepared:
     rest: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # the JSON reader's
     logs: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # Inspect logs
     staged: Staged = field(default_factory=Staged)  # the parses of `large` and `framed`, begun
+
+
+def _as_digested(entry: FileEntry, facts: FileFacts) -> FileEntry:
+    """The listed file with the size and mtime of the bytes digested, when it was written
+    between the listing and the digest: what the file is judged by (empty, over the size
+    limit, DuckDB's buffer for it) and recorded as must be those bytes', not the listing's.
+    Recorded racy: its part's listing no longer describes it."""
+    if facts.stamp is None or (facts.stamp[0], facts.stamp[1]) == (entry.size, entry.mtime_ns):
+        return entry
+    return entry._replace(size=facts.stamp[0], mtime_ns=facts.stamp[1], racy=True)
 
 
 def _distrust_changed(con: duckdb.DuckDBPyConnection, prepared: _Prepared) -> None:
