@@ -129,8 +129,8 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
         con = _discard(location, exc, con)
         _set_up(con, location, False)
     if location != MEMORY:
-        opened = [ref for ref in _OPENED.get(location, []) if ref() is not None]
-        _OPENED[location] = [*opened, weakref.ref(con)]
+        alive = [ref for ref in _OPENED.get(location, []) if ref() is not None]
+        _OPENED[location] = [*alive, weakref.ref(con)]
     return con
 
 
