@@ -18,7 +18,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 COMMANDS = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
 SAMPLE = ROOT / "sample_reports"
 # said once on the page for every command ("Every command that loads reports also takes")
-COMMON = {"--catalog", "--max-file-mb", "--anon", "-h", "--help"}
+COMMON = {"--catalog", "--max-file-mb", "--anon", "--catalog-wait", "-h", "--help"}
 
 
 def compare(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DOC = ROOT / "docs" / "commands.md"
 # said once on the page for every command that loads reports
-COMMON = ("--catalog", "--max-file-mb", "--anon")
+COMMON = ("--catalog", "--max-file-mb", "--anon", "--catalog-wait")
 
 HEADER = """\
 # Commands
@@ -26,7 +26,9 @@ Every command's arguments, as `relidash COMMAND --help` prints them. `DIR` is a 
 of report files, or a prefix in object storage (`s3://bucket/prefix`, `gs://…`, `az://…`;
 [Object storage](object-storage.md)). Every command that loads reports also takes
 `--catalog PATH` (where the catalog lives), `--max-file-mb N` (files larger are a
-problem, not a report) and `--anon` (a public bucket, read unsigned).
+problem, not a report), `--anon` (a public bucket, read unsigned) and
+`--catalog-wait SECONDS` (how long to wait for a catalog another process holds, default
+600).
 
 This page is written by `python tools/commands_doc.py` from the parser; do not edit it by
 hand.

@@ -251,14 +251,21 @@ def evidence_sha256(source: ReportSource, path: str, loaded: str) -> str:
         stat = target.stat()
     except FileNotFoundError as exc:
         raise EvidenceChanged(f"{path} is gone since the catalog was loaded: load again") from exc
-    return _sha256_as_loaded(str(target), stat.st_size, stat.st_mtime_ns, loaded, path)
+    return _sha256_as_loaded(
+        str(target), (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns), loaded, path
+    )
 
 
 @lru_cache(maxsize=256)
-def _sha256_as_loaded(abspath: str, size: int, mtime_ns: int, loaded: str, path: str) -> str:
-    """Keyed by the file's size and mtime as well: a rewritten file is read again."""
+def _sha256_as_loaded(abspath: str, stat: tuple[int, int, int], loaded: str, path: str) -> str:
+    """Keyed by the file's size, mtime and ctime as well: a rewritten file is read again,
+    even one whose writer kept its size and set its mtime back.
+
+    The SHA-256 and the fast digest come from one read, and the fast digest must be the
+    one the catalog's numbers were parsed with: a catalog whose load could not tell which
+    bytes it parsed keeps no digest (dashboard/data/ingest.py), and binds nothing."""
     fast, sha256 = file_digests(abspath)
-    if fast != loaded:
+    if not loaded or fast != loaded:
         raise EvidenceChanged(f"{path} changed since the catalog was loaded: load again")
     return sha256
 

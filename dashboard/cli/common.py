@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -24,6 +25,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 DEFAULT_MAX_FILE_MB = 256
+CATALOG_WAIT_SECONDS = 600  # dashboard/data/catalog.py WAIT_SECONDS: not imported at parse
 
 
 class UsageError(Exception):
@@ -52,6 +54,14 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
         "--anon",
         action="store_true",
         help="read a public bucket without credentials (unsigned requests)",
+    )
+    parser.add_argument(
+        "--catalog-wait",
+        type=float,
+        default=CATALOG_WAIT_SECONDS,
+        metavar="SECONDS",
+        help="while another relidash process holds the catalog, wait this long for it "
+        f"(default {CATALOG_WAIT_SECONDS:g}; 0: do not wait)",
     )
     parser.add_argument(
         "--max-file-mb",
@@ -106,7 +116,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from dashboard.data.catalog import MEMORY, open_catalog  # DuckDB: not at parse
+    from dashboard.data.catalog import MEMORY, open_catalog_waiting  # DuckDB: not at parse
     from dashboard.data.sources.reports import BucketSource, catalog_location
 
     source = reports_source(args)
@@ -116,11 +126,22 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     args._fresh_catalog = location != MEMORY and not os.path.exists(location)
     # The catalog opens (DuckDB, which lets go of the interpreter lock) while numpy and
     # the stats are imported: 40-100 ms of a warm command at 100,000 reports
+    stop = threading.Event()  # set when interrupted: the opener then waits no longer
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-open") as opener:
-        opening = opener.submit(open_catalog, location)
-        from dashboard.analysis.loading import refresh_catalog  # numpy and the stats: not at parse
+        opening = opener.submit(
+            open_catalog_waiting,
+            location,
+            max(0.0, float(getattr(args, "catalog_wait", CATALOG_WAIT_SECONDS))),
+            _waiting_for(location),
+            stop,
+        )
+        try:
+            from dashboard.analysis.loading import refresh_catalog  # numpy and stats: not at parse
 
-        con = opening.result()
+            con = opening.result()
+        except BaseException:
+            stop.set()
+            raise
     bar = ProgressBar(stream or sys.stderr)
     try:
         result = refresh_catalog(
@@ -142,6 +163,18 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
         f"{result.removed} removed, {result.problems} problems ({result.seconds:.2f} s)" + fetched
     )
     return con
+
+
+def _waiting_for(location: str) -> Any:
+    def say(seconds: float) -> None:
+        print(
+            f"relidash: the catalog {location} is in use by another relidash process; "
+            f"waiting for it (up to {seconds:g} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return say
 
 
 def settle_loaded(args: argparse.Namespace, con: Any) -> None:

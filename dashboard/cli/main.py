@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from dashboard.cli import ci, plan, reports, review, simulate
 from dashboard.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
@@ -24,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if getattr(args, "walk_ahead", False):
             walk_ahead(args.directory)
-        return int(args.handler(args))
+        return _run(args)
     except UsageError as exc:
         print(f"relidash: {_shown(exc)}", file=sys.stderr)
         return EXIT_USAGE
@@ -48,6 +50,51 @@ def _shown(exc: BaseException) -> str:
     from dashboard.render.visible import visible
 
     return visible(exc)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; a catalog found damaged on the way (DuckDB reads a block's
+    checksum only when it reads the block, so a flipped byte or a cut file can surface at
+    any query) is moved aside, and the command runs again on a catalog rebuilt from the
+    reports, unless it had already printed part of its output: then it says to run again.
+    """
+    watched = _Watched(sys.stdout)
+    sys.stdout = watched  # type: ignore[assignment]
+    try:
+        try:
+            return int(args.handler(args))
+        except Exception as exc:
+            catalog = sys.modules.get("dashboard.data.catalog")
+            location = catalog.damaged_catalog(exc) if catalog is not None else None
+            if catalog is None or location is None:
+                raise
+            catalog.discard_damaged(location)
+            notice = catalog.damage_notice(location, exc, rebuilt=not watched.written)
+            print(notice, file=sys.stderr)
+            if watched.written:
+                return EXIT_USAGE
+            return int(args.handler(args))
+    finally:
+        sys.stdout = watched.stream
+
+
+class _Watched:
+    """sys.stdout, noting whether anything was written to it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.written = False
+
+    def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
+        return self.stream.write(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def _interrupted(exc: BaseException) -> bool:

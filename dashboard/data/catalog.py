@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+import time
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -37,6 +40,29 @@ CHECKPOINT_LOG_BYTES = 0
 
 class CatalogError(Exception):
     """The catalog cannot be used as asked (a usage problem, not a data problem)."""
+
+
+class CatalogBusy(CatalogError):
+    """Another process holds the catalog (DuckDB lets one process write a file)."""
+
+
+# How long a command waits for a catalog another process holds, by default: a load of
+# 100,000 reports from nothing takes a minute or two, a warm command under a second.
+WAIT_SECONDS = 600.0
+
+
+# What DuckDB says of a damaged file when it reads the damaged block, which may be long
+# after the open (a flipped byte in a table's block, a file cut short): lower case.
+DAMAGE_SIGNS = (
+    "corrupt database file",
+    "does not match stored checksum",
+    "could not read enough bytes",
+    "database has been invalidated",
+)
+_LOG = logging.getLogger(__name__)
+# The catalogs this process opened (open_catalog), to close and move aside when one of
+# them turns out damaged (damaged_catalog, discard_damaged).
+_OPENED: dict[str, list[weakref.ref[duckdb.DuckDBPyConnection]]] = {}
 
 
 def relidash_version() -> str:
@@ -74,21 +100,81 @@ def resolve_catalog_path(reports_dir: Path, catalog: str | None) -> str:
 
 
 def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
-    """A read-write connection with the current tables; rebuilds a stale or broken file."""
+    """A read-write connection with the current tables; rebuilds a stale or broken file.
+
+    A file DuckDB cannot open, or whose damage shows while it is being set up (a
+    checksum that fails, a file cut short: DuckDB reads a block only when a query needs
+    it), is moved aside and an empty catalog started, which the load fills again.
+    """
     if location != MEMORY:
         Path(location).parent.mkdir(parents=True, exist_ok=True)
+    opened: duckdb.DuckDBPyConnection | None = None
     try:
-        con = duckdb.connect(location)
+        con = opened = duckdb.connect(location)
         layout_ok = layout_is_current(con)
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
-            raise CatalogError(
+            raise CatalogBusy(
                 f"the catalog {location} is in use by another relidash process that is "
                 "loading reports; try again when it finishes, or pass --catalog :memory:"
             ) from exc
-        con, layout_ok = _discard(location), False
-    except duckdb.Error:
-        con, layout_ok = _discard(location), False
+        con, layout_ok = _discard(location, exc, opened), False
+    except duckdb.Error as exc:
+        con, layout_ok = _discard(location, exc, opened), False
+    try:
+        _set_up(con, location, layout_ok)
+    except duckdb.Error as exc:
+        if location == MEMORY or not is_damage(exc):
+            raise
+        con = _discard(location, exc, con)
+        _set_up(con, location, False)
+    if location != MEMORY:
+        alive = [ref for ref in _OPENED.get(location, []) if ref() is not None]
+        _OPENED[location] = [*alive, weakref.ref(con)]
+    return con
+
+
+def open_catalog_waiting(
+    location: str,
+    wait_seconds: float = WAIT_SECONDS,
+    on_wait: Callable[[float], None] | None = None,
+    stop: threading.Event | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """open_catalog, waiting while another process holds the file, for at most
+    `wait_seconds`; `on_wait(wait_seconds)` is called once, when the waiting begins.
+
+    DuckDB's lock cannot be waited on, only tried: the open is tried again after a
+    pause that grows to half a second. CatalogBusy when the time is up, or when `stop`
+    is set (the caller was interrupted: its opener thread must not wait on).
+    """
+    deadline = time.monotonic() + wait_seconds
+    pause = 0.05
+    waiting = False
+    while True:
+        try:
+            return open_catalog(location)
+        except CatalogBusy as exc:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if not waiting:
+                    raise
+                raise CatalogBusy(
+                    f"the catalog {location} is still in use by another relidash process "
+                    f"after {wait_seconds:g} s of waiting; try again when it finishes, wait "
+                    "longer (--catalog-wait SECONDS), or pass --catalog :memory:"
+                ) from exc
+            if not waiting and on_wait is not None:
+                on_wait(wait_seconds)
+            waiting = True
+            if stop is not None and stop.wait(min(pause, left)):
+                raise
+            if stop is None:
+                time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.5)
+
+
+def _set_up(con: duckdb.DuckDBPyConnection, location: str, layout_ok: bool) -> None:
+    """Settings, and this version's tables (a stale layout's dropped first)."""
     if location != MEMORY:
         # Small changes stay in the write-ahead log until DuckDB's own threshold (or
         # settle_catalog) checkpoints them: saving at every exit rewrote the large tables'
@@ -115,7 +201,59 @@ def open_catalog(location: str) -> duckdb.DuckDBPyConnection:
     wanted = {"schema_version": SCHEMA_VERSION, "relidash_version": relidash_version()}
     if dict(stored) != wanted:  # written once, not at every open
         write_meta(con, wanted)
-    return con
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether DuckDB's error says a database file is damaged (DAMAGE_SIGNS)."""
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(sign in text for sign in DAMAGE_SIGNS)
+
+
+def damaged_catalog(exc: BaseException) -> str | None:
+    """The catalog file this process opened that `exc` (or an error it was raised from)
+    says is damaged, or None: a checksum that does not match, a file cut short.
+
+    A file cut short is named in DuckDB's message (it may be a report file, read by the
+    load: not the catalog's damage); a checksum is not, and is the catalog's, the one
+    database on disk a command opens (the last opened, when there were several).
+    """
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        text = str(link).lower()
+        if is_damage(link):
+            opened = [location for location, refs in _OPENED.items() if refs]
+            if "could not read enough bytes" in text:
+                named = [loc for loc in opened if f'"{loc.lower()}' in text]
+                if named:
+                    return named[-1]
+            elif opened:
+                return opened[-1]
+        link = link.__cause__ or link.__context__
+    return None
+
+
+def read_every_block(con: duckdb.DuckDBPyConnection) -> None:
+    """Read every row of every table, so that DuckDB checks each block's checksum now
+    (it checks a block only when a query reads it): raises what a damaged block raises.
+    For a catalog adopted as it is (a served one, dashboard/data/snapshot.py), whose
+    damage would otherwise show only on a page."""
+    for name in _table_names(con):
+        con.execute(f'SELECT max(hash(t)) FROM "{name}" AS t').fetchall()  # names from the catalog
+
+
+def discard_damaged(location: str) -> str:
+    """Close this process's connections to the damaged catalog and move its file aside
+    (`<file>.broken`, kept for a look); the next open_catalog starts an empty one, which a
+    load fills from the reports. The moved file's name."""
+    for ref in _OPENED.pop(location, []):
+        con = ref()
+        if con is not None:
+            with contextlib.suppress(duckdb.Error):
+                con.close()
+    _move_aside(location)
+    return location + ".broken"
 
 
 def meta_values(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -252,10 +390,38 @@ def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
     ]
 
 
-def _discard(location: str) -> duckdb.DuckDBPyConnection:
-    """Move an unreadable catalog file out of the way and start an empty one."""
+def _discard(
+    location: str, why: BaseException, opened: duckdb.DuckDBPyConnection | None
+) -> duckdb.DuckDBPyConnection:
+    """Move an unreadable catalog file out of the way and start an empty one (said on
+    stderr by a command, in the log by a server). The connection `opened` to it is
+    closed first: while one is open, duckdb.connect hands back the same database, the
+    file moved aside."""
+    if opened is not None:
+        with contextlib.suppress(duckdb.Error):
+            opened.close()
+    if location != MEMORY and Path(location).exists():
+        _LOG.warning(damage_notice(location, why, rebuilt=True))
+    _move_aside(location)
+    return duckdb.connect(location)
+
+
+def damage_notice(location: str, why: BaseException, *, rebuilt: bool) -> str:
+    """What a user is told of a damaged catalog moved aside."""
+    reason = (str(why).strip().splitlines() or [type(why).__name__])[0][:200]
+    done = (
+        "rebuilding it from the reports"
+        if rebuilt
+        else "run the command again to rebuild it from the reports"
+    )
+    return (
+        f"relidash: the catalog {location} is damaged ({reason}); moved aside to "
+        f"{location}.broken, {done}"
+    )
+
+
+def _move_aside(location: str) -> None:
     for suffix in ("", ".wal"):
         stale = Path(location + suffix)
         if stale.exists():
             stale.replace(stale.with_name(stale.name + ".broken"))
-    return duckdb.connect(location)

@@ -40,6 +40,7 @@ from dashboard.data.scan import (
     head_has_every_field,
     precheck_file,
     strict_json_problem,
+    unchanged_since_digest,
 )
 from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
@@ -232,11 +233,13 @@ def _ingest(
         progress(0, total)
 
     digests = known_digests(con, [e.path for e in candidates if e.path in known])
+    local = source.local_root is not None  # a bucket's mirror copies are dated apart
 
     def changed_files(facts_of: Iterator[FileFacts]) -> Iterator[tuple[FileEntry, FileFacts]]:
         """Candidates whose bytes changed; the rest only get their new size and mtime."""
-        for entry, facts in zip(candidates, facts_of, strict=True):
+        for listed, facts in zip(candidates, facts_of, strict=True):
             counts["looked"] += 1
+            entry = _as_digested(listed, facts) if local else listed
             if (
                 facts.digest
                 and digests.get(entry.path) == facts.digest
@@ -263,7 +266,7 @@ def _ingest(
         """Judge a batch's files, give the parseable ones their ids, begin its strict parse."""
         nonlocal next_id, touched_suites
         touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
-        prepared = _Prepared(len(batch))
+        prepared = _Prepared(len(batch), batch)
         texts: dict[str, bytes] = {}  # the framed files' bytes, for the stager's frame
         for entry, facts in batch:
             if harness_of(entry.path, facts.leading) == INSPECT:
@@ -325,6 +328,7 @@ def _ingest(
             parse_batch(con, prepared.rest, max_bytes)
         if prepared.logs:
             _load_inspect_batch(con, prepared.logs, settings, max_bytes)
+        _distrust_changed(con, prepared)
         parsed = sorted(rid for _, _, rid in large + framed + prepared.rest)  # file order
         if on_batch and (parsed or prepared.logs):
             on_batch(parsed + [report_id for _, _, report_id in prepared.logs])
@@ -405,11 +409,45 @@ class _Prepared:
     """A batch judged and given its report ids, waiting to be stored: its files by reader."""
 
     files: int  # the batch's files, parseable or not
+    read: list[tuple[FileEntry, FileFacts]]  # each file as digested
     large: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # strict first
     framed: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # in a frame
     rest: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # the JSON reader's
     logs: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # Inspect logs
     staged: Staged = field(default_factory=Staged)  # the parses of `large` and `framed`, begun
+
+
+def _as_digested(entry: FileEntry, facts: FileFacts) -> FileEntry:
+    """The listed file with the size and mtime of the bytes digested, when it was written
+    between the listing and the digest: what the file is judged by (empty, over the size
+    limit, DuckDB's buffer for it) and recorded as must be those bytes', not the listing's.
+    Recorded racy: its part's listing no longer describes it."""
+    if facts.stamp is None or (facts.stamp[0], facts.stamp[1]) == (entry.size, entry.mtime_ns):
+        return entry
+    return entry._replace(size=facts.stamp[0], mtime_ns=facts.stamp[1], racy=True)
+
+
+def _distrust_changed(con: duckdb.DuckDBPyConnection, prepared: _Prepared) -> None:
+    """Take the digest from each file of a stored batch whose bytes may have changed
+    between its digest and its parse (a report rewritten in place while the load ran):
+    its record is then racy with no digest, so the next load parses it again, and a
+    review, finding no digest to match, binds no SHA-256 to these numbers.
+
+    The framed files were parsed from the bytes digested: their stat alone is compared
+    (a framed batch that falls back to DuckDB's reader reads the file again).
+    """
+    in_memory = {e.path for e, _, _ in prepared.framed}
+    changed = [
+        entry.path
+        for entry, facts in prepared.read
+        if facts.digest
+        and not unchanged_since_digest(entry.abspath, facts, reread=entry.path not in in_memory)
+    ]
+    if changed:
+        con.execute(
+            "UPDATE files SET digest = '', racy = true WHERE path IN (SELECT unnest($p))",
+            {"p": changed},
+        )
 
 
 def _store_parts(

@@ -13,15 +13,18 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from io import FileIO
 from pathlib import Path
 
 import numpy as np
 import xxhash
 
-from dashboard.data.walk import FileEntry, os_reason
+from dashboard.data.walk import RACY_SECONDS, FileEntry, os_reason
 
 HEAD_BYTES = 64 * 1024
 MIB = 1024 * 1024
@@ -80,6 +83,19 @@ class FileFacts:
     # The whole file, when it is smaller than file_facts' `keep_below`: parsed from these
     # bytes (the ones digested), not read again.
     data: bytes | None = field(default=None, repr=False)
+    # The open file's stat before its first byte was read (file_stamp), and the clock
+    # then: what unchanged_since_digest compares once the file has been parsed.
+    stamp: Stamp | None = None
+    opened_ns: int = 0
+
+
+# (size, mtime, ctime, inode, device): every write changes the ctime, which no tool can
+# set back, so a rewrite that keeps the size and restores the mtime still shows here.
+Stamp = tuple[int, int, int, int, int]
+
+
+def file_stamp(st: os.stat_result) -> Stamp:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 # Nesting deeper than this is a sign worth an exact check (multivon-eval writes < 20).
@@ -106,27 +122,68 @@ def file_facts(abspath: str, *, constants: bool = True, keep_below: int = 0) -> 
     tail = leading = b""
     whole: bytes | None = None
     scratch = _scratch()
-    chunks = _chunks(abspath, scratch.chunk)
-    for chunk in chunks:
-        whole = bytes(chunk) if not leading and len(chunk) < keep_below else None
-        digest.update(chunk)
-        if not leading:
-            leading = bytes(chunk[:LEADING_BYTES])
-            if leading.startswith(_ZIP):
-                for rest in chunks:
-                    digest.update(rest)
-                return FileFacts(FAST_DIGEST + digest.hexdigest(), False, False, leading)
-        if constants and not found:
-            found = _has_constant(tail + chunk[:8], chunk)  # also one split by the seam
-        tail = bytes(chunk[-8:])
-        depth, deepest = _bracket_depth(chunk, depth, deepest, scratch)
+    with open(abspath, "rb", buffering=0) as handle:
+        opened_ns = time.time_ns()
+        stamp = file_stamp(os.fstat(handle.fileno()))
+        chunks = _read_chunks(handle, scratch.chunk)
+        for chunk in chunks:
+            whole = bytes(chunk) if not leading and len(chunk) < keep_below else None
+            digest.update(chunk)
+            if not leading:
+                leading = bytes(chunk[:LEADING_BYTES])
+                if leading.startswith(_ZIP):
+                    for rest in chunks:
+                        digest.update(rest)
+                    return FileFacts(
+                        FAST_DIGEST + digest.hexdigest(),
+                        False,
+                        False,
+                        leading,
+                        stamp=stamp,
+                        opened_ns=opened_ns,
+                    )
+            if constants and not found:
+                found = _has_constant(tail + chunk[:8], chunk)  # also one split by the seam
+            tail = bytes(chunk[-8:])
+            depth, deepest = _bracket_depth(chunk, depth, deepest, scratch)
     return FileFacts(
         FAST_DIGEST + digest.hexdigest(),
         found if constants else None,
         deepest > DEEP_NESTING,
         leading,
         whole,
+        stamp,
+        opened_ns,
     )
+
+
+def unchanged_since_digest(abspath: str, facts: FileFacts, *, reread: bool = True) -> bool:
+    """Whether the file still holds the bytes file_facts digested, so that a parse made
+    since (which read the file again) read those bytes: the stored digest and the numbers
+    parsed must be of one version of the file, or a later load that finds the digest
+    unchanged keeps numbers of other bytes.
+
+    The file's stat now against its stat when the digest began: any write since changes
+    its ctime or size. A file changed within RACY_SECONDS of that read may have changed
+    again within the clock's tick, which the stat cannot show: its bytes are digested
+    again (the only case that reads the file twice; not without `reread`, for a file
+    parsed from the digested bytes themselves). Facts without a stamp (the file could
+    not be read) describe no bytes: False.
+    """
+    if facts.stamp is None or not facts.digest:
+        return False
+    try:
+        now = file_stamp(os.stat(abspath))
+    except OSError:
+        return False
+    if now != facts.stamp:
+        return False
+    if not reread or facts.stamp[2] <= facts.opened_ns - RACY_SECONDS * 1e9:
+        return True
+    try:
+        return file_digests(abspath)[0] == facts.digest
+    except OSError:
+        return False
 
 
 class _Scratch(threading.local):
@@ -152,10 +209,14 @@ def _scratch() -> _Scratch:
 def _chunks(abspath: str | Path, buffer: bytearray) -> Iterator[bytes | bytearray]:
     """The file's bytes, DIGEST_CHUNK at a time: a full chunk is `buffer` itself,
     overwritten by the next one (copy what must be kept); a shorter one is bytes."""
-    view = memoryview(buffer)
     with open(abspath, "rb", buffering=0) as handle:
-        while size := handle.readinto(buffer):
-            yield buffer if size == len(buffer) else bytes(view[:size])
+        yield from _read_chunks(handle, buffer)
+
+
+def _read_chunks(handle: FileIO, buffer: bytearray) -> Iterator[bytes | bytearray]:
+    view = memoryview(buffer)
+    while size := handle.readinto(buffer):
+        yield buffer if size == len(buffer) else bytes(view[:size])
 
 
 def _bracket_depth(
