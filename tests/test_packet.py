@@ -26,11 +26,10 @@ from dashboard.analysis.loading import refresh_catalog
 from dashboard.analysis.review import Review, build_review, review_json, signoff_record
 from dashboard.data.catalog import open_catalog
 from dashboard.render import packet
+from dashboard.render.inline_svg import UnsafeSvg, inline_svg
 from dashboard.render.packet import (
     PACKET_BLOCK_ID,
-    UnsafeSvg,
     delta_text,
-    inline_svg,
     read_packet_block,
     render_packet,
 )

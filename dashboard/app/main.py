@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.app import state as app_state
+from dashboard.app import travel
 from dashboard.app.auth import require_login, viewer_allowed
 from dashboard.app.errors import page_boundary
 from dashboard.app.pages import HOME, PAGES
@@ -46,14 +47,14 @@ require_login(page, NAVIGATION)
 
 with st.sidebar:
     reload = st.button("Reload reports", help="Pick up new, changed and deleted report files")
-    app_state.agent_errors_from_link()
+    travel.agent_errors_from_link()
     st.toggle(
         "Count agent errors as failures",
-        key=app_state.AGENT_ERRORS_KEY,
+        key=travel.AGENT_ERRORS_KEY,
         help="Off (multivon-eval's rule): cases with errors are left out. On: a model error or "
         "timeout counts as a failed trial.",
     )
-    app_state.agent_errors_to_link()
+    travel.agent_errors_to_link()
 # A page that fails shows a short message and a reference; the log gets the traceback.
 with page_boundary(str(page.url_path)):
     result = app_state.load_reports(force=reload)

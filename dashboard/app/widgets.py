@@ -16,6 +16,7 @@ import streamlit as st
 
 from dashboard.analysis.estimates import policy_label
 from dashboard.analysis.suite_k import WINDOW as SUITE_K_WINDOW
+from dashboard.app import travel
 from dashboard.render.export import csv_bytes
 from dashboard.render.formatting import html_table, md
 
@@ -40,14 +41,12 @@ def linked_select(
     """A selectbox whose value is mirrored in the `name` query parameter.
 
     It starts from the link's value, else the session's `shared` slot (what another page
-    chose: app/state.py), else `default`, else the first option (the last for a
+    chose: app/travel.py), else `default`, else the first option (the last for a
     release); a stored choice that is no longer an option falls back the same way, the
     link aside. When its value is not the one the link named (the reader changed it),
     the parameters in `resets`, which belong to the old value, leave the URL and their
     pickers on this page start again.
     """
-    from dashboard.app import state as app_state
-
     if not options:
         return None
     as_text = [str(o) for o in options]
@@ -55,7 +54,7 @@ def linked_select(
     key = f"{page}_{name}"
 
     def fallback() -> str:
-        remembered = app_state.shared_choice(shared) if shared else None
+        remembered = travel.shared_choice(shared) if shared else None
         if remembered is not None and remembered in as_text:
             return remembered
         if default is not None and str(default) in as_text:
@@ -79,7 +78,7 @@ def linked_select(
             st.session_state.pop(f"{page}_{stale}", None)
     st.query_params[name] = str(value)
     if shared:
-        app_state.remember_choice(shared, value)
+        travel.remember_choice(shared, value)
     return value
 
 
