@@ -149,8 +149,12 @@ def pct(value: Any) -> str:
 
 
 def pct_ci(value: Any, low: Any, high: Any) -> str:
+    """`66.7% [50.0–83.3]`; the value alone when it has no interval (a per-case rule's
+    weakest case), UNKNOWN without a value."""
     if value is None or pd.isna(value):
         return "UNKNOWN"
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return pct(value)
     return f"{pct(value)} [{100 * float(low):.1f}–{100 * float(high):.1f}]"
 
 

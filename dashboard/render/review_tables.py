@@ -16,7 +16,9 @@ import pandas as pd
 
 from dashboard.analysis.cases import case_link_key
 from dashboard.analysis.comparing import LedgerEntry
+from dashboard.analysis.gating import RuleResult
 from dashboard.analysis.matching import story_link_key
+from dashboard.analysis.policy import USES_CASE_RATE
 from dashboard.analysis.review import FAMILY_LEVEL, Review, envelope_meaning
 from dashboard.analysis.review_history import ReviewEntry
 from dashboard.render.formatting import (
@@ -98,6 +100,22 @@ def rules_table(review: Review) -> pd.DataFrame:
             for r in review.gate.results
         ],
         columns=["verdict", "rule", "estimate", "cases", "detail"],
+    )
+
+
+def cases_below(result: RuleResult) -> pd.DataFrame:
+    """The cases a per-case rule names, lowest first: what JUnit fails one by one."""
+    measure = "pass rate" if result.rule.uses == USES_CASE_RATE else result.rule.metric_name
+    return pd.DataFrame(
+        [
+            {
+                "case": one_line(h.input) or h.case_id or f"case {h.case_idx}",
+                "passes/runs": f"{h.passes}/{h.runs}",
+                measure: f"{h.value:.3f}",
+            }
+            for h in result.holding
+        ],
+        columns=["case", "passes/runs", measure],
     )
 
 

@@ -61,6 +61,10 @@ if flagged is not None:
     )
 for result in review_tables.rules_table(review).itertuples(index=False):
     st.markdown(f"**{result.verdict}** · {md(result.detail)}")
+for judged_rule in review.gate.results:  # a per-case rule names each case below it
+    if judged_rule.rule.per_case and judged_rule.holding:
+        with st.expander(f"Cases below: {md(judged_rule.rule.label())}"):
+            st.dataframe(review_tables.cases_below(judged_rule), hide_index=True)
 judged = sorted({r.rule.k for r in review.gate.results} - {review.k})
 if judged:  # both ks shown: the verdict's and the numbers'
     st.caption(
