@@ -115,7 +115,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     # built from nothing here (e.g. by CI, to seed replicas): its file alone must hold it
     args._fresh_catalog = location != MEMORY and not os.path.exists(location)
     # The catalog opens (DuckDB, which lets go of the interpreter lock) while numpy and
-    # the stats are imported: 40-100 ms of a warm command at 100,000 reports
+    # the stats are imported, a noticeable part of a warm command over a large catalog
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-open") as opener:
         opening = opener.submit(open_catalog, location)
         from dashboard.analysis.loading import refresh_catalog  # numpy and the stats: not at parse
