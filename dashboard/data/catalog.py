@@ -28,7 +28,7 @@ MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once: none.
 # Every open replays the log, and the replay costs most for the first few changes (even
 # a one-file change's log makes every open slower than a checkpointed catalog's), while
-# a checkpoint costs about as much as one such replay and the file does not grow with
+# a checkpoint costs no more than a few such replays and the file does not grow with
 # repeated ones. So the load pays once what every later command would pay again.
 CHECKPOINT_LOG_BYTES = 0
 

@@ -515,7 +515,7 @@ def _record_settings_problem(con: duckdb.DuckDBPyConnection, settings: InspectSe
 
 # Up to this many files are forgotten by filters on each table's column, which let DuckDB
 # skip row groups by their min and max; more by a join, which reads every row group. The
-# filters cost less for a few files; the two break even at a little over this many.
+# filters cost less for a few files; the two break even at about twice this many.
 FEW_FILES = 8
 
 

@@ -88,9 +88,9 @@ class Staged:
 class BatchStager:
     """Parses a batch's large files (stage_strict_parts) and its small ones (stage_framed)
     in the background, so that the next batch's parse runs while the one before it is
-    stored: storing is mostly one-threaded statements, which leave a core idle in a cold
-    load of large reports, and the framed read, on the thread that stores, would be the
-    longest statement of a mixed batch's store.
+    stored: storing is mostly one-threaded statements, which leave a core partly idle in a
+    cold load of large reports, and the framed read, on the thread that stores, would be
+    the longest statement of a mixed batch's store.
 
     The large files' parse, the small files' frame (written, then read) and the
     flattening of both each have a thread and cursors of their own: one after the other
