@@ -21,8 +21,8 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-# 12: files.digest is XXH3-128 (scan.FAST_DIGEST); listing_parts
-# 11: report_records compressed against record_dictionary; lottery ranks in `lottery`
+# The catalog's layout: a catalog (or a seed) of another version is rebuilt from the
+# reports, so this changes with any change to the tables or to what a column holds.
 SCHEMA_VERSION = "12"
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once: none.
