@@ -46,13 +46,13 @@ from dashboard.simulate import simulate_reports  # noqa: E402
 sys.path.insert(0, str(REPO / "benchmarks"))
 from figures import keep  # noqa: E402
 
-FULL_CASES, FULL_RUNS = 50, 8  # the issue's full-size 0.20 report: 50 cases x 8 runs, ~5.3 MB
+FULL_CASES, FULL_RUNS = 50, 8  # a full-size 0.20 report: 50 cases x 8 runs, ~5.3 MB
 FULL_BYTES = 5.32e6
 SMALL_BYTES_PER_CASE = 1550  # a 0.15 report case with 3-8 runs
 RELEASES_PER_SUITE = 40
 CORPUS_LAYOUT = "1"  # bump when the corpus plan changes, so old corpora are rebuilt
 
-# targets from the issue, as (label, comparison) pairs used in the table
+# the targets, as (label, comparison) pairs used in the table
 TARGET_SPEEDUP = 50.0
 TARGET_WARM_S = 1.0
 TARGET_FIRST_PAGE_S = 0.3
@@ -235,10 +235,9 @@ def fresh_bytecode(python: str | Path = sys.executable) -> None:
     """Bring dashboard/'s bytecode cache up to date, with `python`, before anything is timed.
 
     That cache is what an installed copy has (pip compiles at install; a checkout writes
-    it at its first import). But where PYTHONDONTWRITEBYTECODE is set (this machine sets
-    it), a module edited since its cache was written is compiled at every start: 0.06 s
-    of each sub-second figure here, and in bench_long's up to the tenth session 30-130 ms.
-    The cache is git-ignored.
+    it at its first import). But where PYTHONDONTWRITEBYTECODE is set, a module edited
+    since its cache was written is compiled at every start, a visible part of every
+    sub-second figure here and in bench_long. The cache is git-ignored.
     """
     subprocess.run(
         [str(python), "-m", "compileall", "-q", str(REPO / "dashboard")],
@@ -342,7 +341,7 @@ print(time.perf_counter() - started, time.process_time() - cpu)
 
 def duckdb_parse(files: Sequence[Path]) -> tuple[float, float]:
     """Seconds for DuckDB's own parse of every file on 2 threads (read_text, then
-    json_extract of the cases), the floor issue 14 sets the cold load within 2x of, and
+    json_extract of the cases), the floor the cold load's target is within 2x of, and
     the CPU seconds the parse took (every thread's)."""
     done = run_timed(
         [sys.executable, "-c", DUCKDB_PARSE_SCRIPT],
@@ -506,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     print("measuring: raw JSON parse…", flush=True)
     raw = raw_parse(files, args.orjson_python)
 
-    # 2. DuckDB's parse and relidash cold, in turn (their ratio is the issue's target, and
+    # 2. DuckDB's parse and relidash cold, in turn (their ratio is a target, and
     # the shared machine's speed drifts within a minute); then warm, one changed file
     catalog = out / "catalog.duckdb"
     cold_pairs = max(1, args.cold_pairs)

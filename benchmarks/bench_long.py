@@ -1,4 +1,4 @@
-"""Long-history benchmark (issue 14): many small reports, suites of many releases.
+"""Long-history benchmark: many small reports, suites of many releases.
 
 Builds (or reuses) a corpus of simulated 0.15-format reports, `--suites` suites of
 `--releases` releases each (default 100 x 1,000 = 100,000 files), then measures in one
@@ -218,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = [first_byte(command) for _ in range(args.repeats)]
         at_first, total, written = median_run(runs, lambda run: run[0])
         # not kept: reading the document into this process would carry its size into the
-        # next child's peak RSS (Linux counts a parent's at fork): --by release's had been
-        # printed as 384 MB, against 184 MB measured alone
+        # next child's peak RSS (Linux counts a parent's at fork), and --by release's
+        # figure would then be far above what it is measured alone
         whole = run_timed(command, keep_stdout=False)
         rows.append((f"warm whole --json --by {by}: first byte / end",
                      f"{at_first:.2f} s {spread_of([r[0] for r in runs])} / {total:.1f} s ({written / 1e6:.0f} MB)",

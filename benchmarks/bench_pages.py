@@ -1,4 +1,4 @@
-"""Pages of a long history in Chromium (issue 14): seconds from navigation to a ready page.
+"""Pages of a long history in Chromium: seconds from navigation to a ready page.
 
 Starts `relidash serve DIR --catalog PATH` on 127.0.0.1, then in Debian's Chromium opens
 each page for one suite, `--repeats` times as a new visitor (a fresh browser profile
@@ -12,15 +12,14 @@ without one, once the app is connected, shows a heading, runs no script and show
 skeleton of an element still loading. That is when the last table cell or chart mark was
 drawn. The harness waits for it in one call and does not poll the page while it loads.
 Beside it the page records when the script finished (the app's script state turned
-"notRunning"): Streamlit draws the elements after that, often half a second or more
-later, so the script's end alone under-states the wait.
+"notRunning"): Streamlit draws the elements after that, often well after, so the
+script's end alone under-states the wait.
 
 A blank page of the same app (the Reviews page with no records) is timed beside them:
-the floor a page cannot go under on this machine. Beside each time, the CPU the server's
-process and Chromium's processes used during the visit (Linux /proc): here the browser
-and the server share two cores, and a new visitor's Chromium takes 2 s of CPU or so,
-against a tenth of that on the server, so a page can wait on the browser even where the
-server's work is done.
+the floor a page cannot go under on the machine it runs on. Beside each time, the CPU
+the server's process and Chromium's processes used during the visit (Linux /proc): where
+the browser and the server share a few cores, a new visitor's Chromium takes many times
+the server's CPU, so a page can wait on the browser even where the server's work is done.
 
 Usage: python benchmarks/bench_pages.py DIR --catalog PATH --suite S [--repeats N]
 Typically after bench_long.py, on its corpus and catalog. Figures are printed, not asserted.

@@ -2,7 +2,7 @@
 the loopback interface.
 
 Builds (or reuses) a corpus of simulated multivon-eval reports (`relidash simulate`, the
-0.15 format: 30 cases x 5 runs, about 45 KB a report), uploads it to a bucket in moto's
+0.15 format: 30 cases x 5 runs a report), uploads it to a bucket in moto's
 server (`moto[server]`, started on 127.0.0.1 as the tests start it), and times, each as a
 subprocess with interpreter start and imports included:
 

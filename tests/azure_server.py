@@ -214,9 +214,8 @@ def fail_fast(monkeypatch: pytest.MonkeyPatch) -> None:
 
     azure-storage-blob's default ExponentialRetry waits 15 s, 18 s, 24 s between connection
     attempts, and adlfs's `find` makes more than one request: `relidash summary` against a
-    closed port took 175 s to say "could not connect" (measured, adlfs 2026.8.0,
-    azure-storage-blob 12.31.1). adlfs passes no client options through, so the test asks
-    for `retry_total=0` where adlfs creates its client.
+    closed port waits minutes before it says "could not connect". adlfs passes no client
+    options through, so the test asks for `retry_total=0` where adlfs creates its client.
     """
     from azure.storage.blob.aio import BlobServiceClient
 

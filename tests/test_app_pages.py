@@ -4,7 +4,7 @@ Each test runs the real entry point (dashboard/app/main.py, st.navigation) on a 
 of sample_reports/ with an in-memory catalog, and clears Streamlit's caches on both sides
 so no test sees another's catalog. Expectations that depend on the sample data are looked
 up through the same view functions the pages call, never typed in, so regenerated sample
-reports do not break the tests; the calculator's figures are the issue's hand-worked ones.
+reports do not break the tests; the calculator's figures are worked by hand.
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ def open_path(page: Any, url: str) -> Any:
 def download_button(page: Any, name: str) -> Any:
     """The button of the page's CSV download `name` (dashboard/app/widgets.py download):
     by its key, which Streamlit writes into a class of its element, since a page may have
-    several buttons labelled "Download CSV" (the first in the DOM once was another's)."""
+    several buttons labelled "Download CSV" (the first in the DOM may be another's)."""
     key = re.sub(r"[^a-zA-Z0-9_-]", "-", f"dl_{name}")
     return page.locator(f".st-key-{key}").get_by_role("button", name="Download CSV")
 

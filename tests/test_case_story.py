@@ -1,4 +1,4 @@
-"""A case's whole story and the things a new user tripped over (issue 15): the Case page,
+"""A case's whole story and the things a new user trips over: the Case page,
 diffs that ignore volatile tokens, failing trials grouped by first divergence, short digest
 ids, an error bar per release, the Δ column in view, and "started passing sometimes"
 apart from "newly flaky"."""
@@ -70,7 +70,7 @@ def test_volatile_tokens_do_not_decide_the_first_divergence() -> None:
     # the original text is what is shown, not the normalised one
     shown = re.sub(r"<[^>]+>", "", diff_html(rows, "a", "b"))
     assert "1 failed in 0.93s" in shown and "duration" not in shown
-    # switched off, the timing line is the first divergence, as before
+    # switched off, the timing line is the first divergence, as in a plain diff
     plain = diff_lines(PASSING, failing("assert total == 11"), ignore_volatile=False)
     assert plain[first_divergence(plain) or 0].right == "1 failed in 0.93s at 2026-01-02T11:42:07Z"
 

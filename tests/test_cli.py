@@ -1,4 +1,4 @@
-"""`relidash summary`: text tables, the JSON contract of issue 2, exit codes.
+"""`relidash summary`: text tables, the JSON contract, exit codes.
 
 The JSON shape is the contract other tools and the pages rely on, so it is checked key
 by key and type by type. Runs on copies of the small real fixtures plus one bad file.
@@ -38,7 +38,7 @@ REPORT_KEYS = {
     "pass_at_k",
     "pass_hat_k",
     "lottery",
-    # issue 12: which harness wrote the file, and whether an Inspect log finished
+    # which harness wrote the file, and whether an Inspect log finished
     "harness",
     "complete",
     "log_status",
@@ -47,7 +47,7 @@ CASES_KEYS = {"total", "evaluated", "errored", "skipped"}
 CELL_KEYS = {"value", "ci_low", "ci_high", "unknown_reason"}
 LOTTERY_KEYS = {"case_id", "input", "passes", "runs"}
 PROBLEM_KEYS = {"file", "reason"}
-# Keys beyond issue 2's list that the implementation adds on purpose; anything else new
+# Keys beyond the documented contract that the implementation adds on purpose; anything else new
 # must be added here deliberately (and to the README), not slip into the contract.
 EXTRA_KEYS = {"cases": {"excluded"}, "problems": {"scope"}, "release": {"release_rank", "files"}}
 SUMMARY_LINE = re.compile(

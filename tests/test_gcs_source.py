@@ -33,7 +33,8 @@ SMALL = 100_000
 LOADED = re.compile(
     r"(\d+) report files: (\d+) parsed, (\d+) unchanged, (\d+) removed, (\d+) problems"
 )
-# a listing that waits for gcsfs's gRPC bucket-layout probe takes 60 s; a real one, < 1 s
+# a listing that waits for gcsfs's gRPC bucket-layout probe runs into gcsfs's own timeout;
+# a real one is far quicker than this
 LISTING_SECONDS = 15.0
 # `relidash ARGV` with gcsfs's waits between retries cut to nothing (the retries stay)
 NO_BACKOFF = (

@@ -52,7 +52,7 @@ ORACLES = {
 # report it loads). None today: every real report of both sets is one upstream reads.
 EXPECTED_REFUSED: dict[str, dict[str, Any]] = {}
 TOLERANCE = 1e-9
-FORMAT_RANGES = {  # the format labels of issue 2, as inclusive (minor) version ranges
+FORMAT_RANGES = {  # the JSON contract's format labels, as inclusive (minor) version ranges
     "0.4-": (0, 4),
     "0.5-0.6": (5, 6),
     "0.7-0.15": (7, 15),

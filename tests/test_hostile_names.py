@@ -139,8 +139,9 @@ def test_a_trial_list_that_disagrees_with_its_counts_is_left_out(tmp_path: Path)
 
 
 def test_a_wrong_type_holding_multibyte_text_is_one_problem(tmp_path: Path) -> None:
-    # found by the fuzz test: DuckDB quotes the bad value in its error, cuts a multi-byte
-    # character, and the message no longer decodes; the file must still be one problem row
+    # a case the fuzz test reaches: DuckDB quotes the bad value in its error, cuts a
+    # multi-byte character, and the message does not decode; the file must still be one
+    # problem row
     reports = tmp_path / "reports"
     reports.mkdir()
     data = json.loads((ROOT / "tests" / "fixtures" / "mv-0.16.0_runs3.json").read_text())
@@ -163,7 +164,7 @@ def test_a_wrong_type_holding_multibyte_text_is_one_problem(tmp_path: Path) -> N
 def test_a_stored_block_with_a_malformed_interval_is_a_report_problem(
     tmp_path: Path, ci: object
 ) -> None:
-    # found by the fuzz test: "ci_95": 0 in a 0.16 stored block raised instead of warning
+    # a case the fuzz test reaches: "ci_95": 0 in a 0.16 stored block warns, never raises
     reports = tmp_path / "reports"
     reports.mkdir()
     data = json.loads((ROOT / "tests" / "fixtures" / "mv-0.16.0_runs3.json").read_text())

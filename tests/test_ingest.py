@@ -162,7 +162,7 @@ def _stored_value(data: dict[str, Any], metric: str) -> Any:
 
 def _dup_in_case(base: dict[str, Any]) -> bytes:
     first = json.dumps(base["cases"][0])
-    duplicated = first[:-1] + ', "runs": 1}'  # every version writes `runs`: now it is twice
+    duplicated = first[:-1] + ', "runs": 1}'  # every version writes `runs`: here it is twice
     rest = dict(base, cases=["@@CASE0@@", *base["cases"][1:]])
     return json.dumps(rest).replace('"@@CASE0@@"', duplicated).encode()
 

@@ -141,7 +141,7 @@ def test_imports_point_down_the_floors() -> None:
 
 
 def test_cycle_finder_finds_a_circle() -> None:
-    """The check can fail: a made-up circle, as cli.py <-> cli_ci.py once were."""
+    """The check can fail: a made-up circle of three modules, and a graph without one."""
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 

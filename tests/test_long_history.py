@@ -1,4 +1,4 @@
-"""Long histories on the pages (issue 14): a 300-release suite shows a window of the latest
+"""Long histories on the pages: a 300-release suite shows a window of the latest
 30 releases, any range is reachable and deep-linkable as from= / to=, and UNKNOWN notes
 are one line per distinct reason, not one per release."""
 
@@ -190,7 +190,7 @@ def test_the_pages_of_a_suite_read_that_suites_reports_only(
     at: AppTest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Releases, Gates, Slices and Lottery read the overview of their suite alone: that of
-    every report, 100,000 rows in a long history, is the Data page's (0.2-0.7 s to fetch
+    every report, a row per report in a long history, is the Data page's (slow to fetch
     after each load). Their tables are those of the whole history's (the tests above)."""
     from dashboard.analysis import summary
 

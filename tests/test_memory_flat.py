@@ -1,9 +1,9 @@
-"""Memory stays flat in the number of report files (issue 14): a cold `relidash summary
---json` of 8,000 small reports peaks within a fixed bound of the peak for 2,000.
+"""Memory stays flat in the number of report files: a cold `relidash summary --json` of
+8,000 small reports peaks within a fixed bound of the peak for 2,000.
 
-Before batches streamed through (every report's metrics held until the end of the load,
-and each summary batch reading every report's metrics), the peak grew by about 21 KB a
-file: 126 MB more for the 6,000 more files here, far past the bound.
+A load that held every report's metrics until its end, or a summary batch that read every
+report's metrics, would grow the peak by kilobytes a file: over the 6,000 more files
+here, far past the bound.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 GROWTH_BOUND_MB = 60.0
 
 # The document goes to a writer that counts it and keeps none of it, as a pipe to another
-# program would: a StringIO holding it measured the document (26 million characters for
-# 8,000 reports, two bytes each once an em dash is among them, and a copy to read them
-# back), not relidash's memory.
+# program would: a StringIO holding it would measure the document (tens of millions of
+# characters for 8,000 reports, two bytes each once an em dash is among them, and a copy
+# to read them back), not relidash's memory.
 PROBE = r"""
 import contextlib, io, resource, sys
 from dashboard.cli.main import main

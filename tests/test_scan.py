@@ -143,8 +143,9 @@ def test_digests_are_xxh3_for_change_and_sha256_for_publishing(tmp_path: Path) -
 
 
 def test_the_walk_leaves_no_reference_cycle(tmp_path: Path) -> None:
-    """A cycle kept every entry of a 100,000-file walk until the next garbage collection
-    (0.1 s at a command's exit). In a fresh interpreter: other tests' threads make garbage."""
+    """A cycle would keep every entry of a large walk until the next garbage collection
+    (a pause at a command's exit). In a fresh interpreter: other tests' threads make
+    garbage."""
     for suite in ("a", "b/c"):
         (tmp_path / suite).mkdir(parents=True)
         (tmp_path / suite / "r.json").write_text("{}")

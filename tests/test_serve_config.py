@@ -1,5 +1,5 @@
 """`relidash serve` applies the project's Streamlit settings from whatever directory it
-runs (issue 15): Streamlit itself reads .streamlit/config.toml only from the current
+runs: Streamlit itself reads .streamlit/config.toml only from the current
 directory and ~/.streamlit, so the settings go to it as flags."""
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def test_the_served_app_answers_at_once_on_a_kept_connection(served: str) -> Non
     """Small answers on a kept-alive connection are not held for the client's delayed
     acknowledgement. With Nagle's algorithm on (Streamlit's own socket), each waits for
     Linux's delayed-ACK timer, 40 ms at the least, whatever the machine's speed; with it
-    off, a small file takes about 1 ms here."""
+    off, a small file on the loopback takes a small fraction of that."""
     address = urlparse(served)
     small = sorted(STARTUP, key=lambda p: (STATIC / p).stat().st_size)[:12]
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)

@@ -57,8 +57,8 @@ def test_a_summary_of_stored_entries_asks_for_no_metric_cells(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once every entry is stored, a summary reads them back and builds none: not even an
-    empty metric_cells query per batch, which cost 17 ms each (3.5 s of a warm summary of
-    100,000 reports)."""
+    empty metric_cells query per batch, whose fixed cost, once per batch, adds up to a
+    large part of a warm summary of many reports."""
     reports = tmp_path / "reports"
     shutil.copytree(ROOT / "sample_reports", reports)
     con = open_catalog(str(tmp_path / "catalog.duckdb"))

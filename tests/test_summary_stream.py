@@ -1,4 +1,4 @@
-"""`relidash summary` streams (issue 14): the document is written a batch of reports at a
+"""`relidash summary` streams: the document is written a batch of reports at a
 time, byte-identical to the whole-document form, and `--suite` / `--release` choose what
 it covers."""
 

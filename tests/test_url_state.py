@@ -128,7 +128,7 @@ def test_every_page_opens_a_suite_at_its_k(at: AppTest, con: Any) -> None:
 
 def test_the_sidebar_keeps_the_suite_and_its_k(at: AppTest, con: Any) -> None:
     suites = suite_names(con)
-    suite = suites[-1]  # not the first suite, the old fallback
+    suite = suites[-1]  # not the first suite, which a fallback would pick
     open_link(at, "releases", suite=suite)
     assert at.selectbox(key="releases_suite").value == suite
     chosen = 2 if the_k(con, suite) != 2 else 1

@@ -23,7 +23,7 @@ def test_a_few_cases_read_the_wider_of_the_two() -> None:
     wilson = wilson_interval(0.95 * 10, 10)
     assert r.value == pytest.approx(0.95)
     assert (low, high) == (min(r.ci_low, wilson[0]), max(r.ci_high, wilson[1]))
-    assert low < r.ci_low  # the bootstrap's lower bound was the narrower
+    assert low < r.ci_low  # the bootstrap's lower bound is the narrower
 
 
 def test_more_cases_keep_the_reported_interval() -> None:

@@ -46,7 +46,7 @@ def con(tmp_path: Path) -> Any:
 def counting_known_files(monkeypatch: pytest.MonkeyPatch) -> list[set[str] | None]:
     """The parts each comparison made by this thread asked the catalog's records of
     (None: every file). Another test's served catalog may still be renewing its check in
-    a thread of its own, through the same function: in a full run one such call was once
+    a thread of its own, through the same function: in a full run such a call would be
     counted here."""
     calls: list[set[str] | None] = []
     real = freshness.known_files

@@ -89,8 +89,8 @@ def test_an_event_during_the_walk_keeps_the_next_session_walking(
         verdict = real(*args)
         if args[1].local_root is None or args[1].local_root.resolve() != mine:
             # another test's served catalog, still renewing its own watch in the
-            # background: in the full suite one took the first call, and wrote the late
-            # file after this test's second check had trusted the watch
+            # background: in the full suite one could take the first call, and the late
+            # file would be written after this test's second check had trusted the watch
             return verdict
         calls.append(1)
         if len(calls) == 1:  # a file arrives after its directory was listed
@@ -141,8 +141,8 @@ def renewing(monkeypatch: pytest.MonkeyPatch) -> float:
     """Short trust and renewal times (before the served catalog starts its renewal).
 
     The trust leaves a renewal's walk nearly 4 s: a walk in a child process starts an
-    interpreter, which on a loaded machine took longer than the 2 s trust this fixture
-    once gave (a clean-clone run failed so, the renewal's settle coming too late)."""
+    interpreter, which on a loaded machine can take a few seconds, and a shorter trust
+    would see the renewal's settle come too late."""
     monkeypatch.setattr(watch, "TRUST_SECONDS", 4.0)
     monkeypatch.setattr(watch, "RENEW_AFTER_SECONDS", 0.2)
     monkeypatch.setattr(watch, "RENEW_POLL_SECONDS", 0.05)
@@ -152,8 +152,8 @@ def renewing(monkeypatch: pytest.MonkeyPatch) -> float:
 def renewed_past_the_trust(walks: list[int], renewing: float, times: int = 3) -> None:
     """Wait `renewing` seconds (past the trust), and on until the renewal has walked
     `times` times: with a third walk begun, the second renewal has settled, whatever a
-    loaded machine did to how long each walk in a child takes (a clean-clone run once saw
-    a single renewal in 5 s)."""
+    loaded machine does to how long each walk in a child takes (on a loaded machine one
+    renewal alone can outlast `renewing`)."""
     deadline = time.monotonic() + 60 + renewing
     time.sleep(renewing)
     while len(walks) < times:
@@ -206,8 +206,8 @@ def test_an_event_stops_the_renewal_and_the_next_session_walks(
     tmp_path: Path, walks: list[int], renewing: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The renewal is held off until the event is counted: on a loaded machine the
-    # observer's threads delivered it more than the 0.2 s renewal time after the write
-    # (a clean-clone run failed so), and the renewal then walked, rightly, before it knew.
+    # observer's threads can deliver it later than the 0.2 s renewal time after the write,
+    # and the renewal would then walk, rightly, before it knew.
     monkeypatch.setattr(watch, "RENEW_AFTER_SECONDS", 3600.0)
     served = served_catalog(tmp_path)
     try:

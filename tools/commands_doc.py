@@ -46,7 +46,7 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
 
 
 def synopsis(name: str, parser: argparse.ArgumentParser) -> str:
-    """One line, as the README's were written: positionals first, then each option with
+    """One line, in the README's style: positionals first, then each option with
     its value's name (choices as `a|b`), optional ones in brackets; -h and the options
     said once for every command left out."""
     words = [f"relidash {name}"]

@@ -57,8 +57,8 @@ SUPPORT_HISTORY: list[tuple[str, str, str, int, dict[str, Any]]] = [
     ("v1.7.0", "2026-02-16", "0.16.0", 8, {}),
     ("v1.8.0", "2026-03-02", "0.17.0", 8, {}),
     ("v1.9.0", "2026-03-16", "0.18.0", 8, {}),
-    # 0.20 trials carry ~13 KB of evidence each (2.2 MB per report here):
-    # runs=5, not 8, keeps sample_reports/ under ~9 MB.
+    # 0.20 trials carry kilobytes of evidence each, megabytes per report:
+    # runs=5, not 8, keeps sample_reports/ small.
     ("v1.10.0", "2026-03-30", "0.20.0", 5, {}),
     ("v1.11.0", "2026-04-13", "0.20.0", 5, {}),
 ]

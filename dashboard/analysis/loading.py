@@ -92,7 +92,8 @@ def refresh_catalog(
             con, reports_dir, max_bytes=max_bytes, progress=progress_seen, on_batch=compute_ahead
         )
         store_finished(every=True)  # the last batches', before any report is looked for
-    # the anti-join that finds reports without metrics costs 60 ms at 100,000 reports
+    # the anti-join that finds reports without metrics reads every report: skipped when
+    # the catalog was marked complete before this load
     if complete_before:
         if not metrics_complete(con):  # a load with files to look at cleared the mark
             mark_metrics_complete(con)
@@ -107,7 +108,8 @@ def refresh_catalog(
 
 
 # A load of at least this many files computes its metrics in a worker process: starting
-# one (a fresh interpreter importing numpy) costs about 0.4 s of the other core.
+# one (a fresh interpreter importing numpy) costs the other core more than a smaller
+# load's metrics.
 PROCESS_MIN_FILES = 2000
 
 

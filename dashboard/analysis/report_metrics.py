@@ -55,8 +55,8 @@ METRIC_DTYPES = (np.int64, object, np.int64, np.float64, np.float64, np.float64,
 class MetricsBatch:
     """What the metrics pass stores for a batch of reports, a column at a time: the worker
     process's answer, pickled as a few arrays and scanned by DuckDB as they are. (Row
-    tuples cost the load's main thread their unpickling and their conversion to columns:
-    0.2 s of CPU at 2,000 reports, holding the interpreter lock.)"""
+    tuples would cost the load's main thread their unpickling and their conversion to
+    columns, holding the interpreter lock.)"""
 
     report_ids: list[int]  # the reports computed, in input order
     metrics: tuple[np.ndarray, ...]  # METRIC_COLUMNS, typed as METRIC_DTYPES

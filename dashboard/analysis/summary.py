@@ -108,10 +108,9 @@ def report_entries(
 
     Their metric cells and lottery cases, most of each entry, are written by DuckDB
     (entry_cells, or `cells` read by it already), which writes a float as Python does:
-    at 10,000 small reports, fetching the metric rows into Python and dumping them was two
-    thirds of the entries' time, all of it on the main thread after the load; at 2,000
-    reports, fetching the lottery cases (45,000) was a fifth of a cold summary's last
-    0.3 s. A report DuckDB cannot write exactly is report_records' entry, dumped here.
+    fetching the metric rows and lottery cases into Python and dumping them would be most
+    of the entries' time, all of it on the main thread after the load. A report DuckDB
+    cannot write exactly is report_records' entry, dumped here.
     """
     written = cells if cells is not None else entry_cells(con, overview)
     rest = [row for row in overview if row["report_id"] not in written]
@@ -278,7 +277,7 @@ def _by_release(batches: Iterator[list[dict[str, Any]]]) -> Iterator[list[dict[s
     A release's reports are one run of rows: report_overview orders by suite, then
     release_rank, and each release of a suite has a rank of its own (assign_releases). So
     the files are gathered from rows already fetched, not listed by DuckDB: a list column
-    made `--by release` of 100,000 reports take 0.5 s more to fetch than `--by file`.
+    makes `--by release` of many reports much slower to fetch than `--by file`.
     """
     latest: dict[str, Any] | None = None  # the release being read: its last row so far
     files: list[str] = []  # and its files (a release of many reports keeps only their names)
@@ -312,8 +311,8 @@ def summary_entries(
     Entries are joined from each report's stored entry (a load that changed one file
     rebuilds one entry, not thousands); by release each gains its rank and files. What a
     batch reads from DuckDB (its stored entries, the cells of those it builds) is read on
-    a cursor of its own while the batch before it is written: after a cold load of
-    100,000 reports, DuckDB's part of building their entries was about half of the time.
+    a cursor of its own while the batch before it is written: after a cold load of many
+    reports, DuckDB's part of building their entries is a large share of the time.
     The entries built are stored by `keep` (HeldRecords: while the load's log is
     checkpointed).
     """
@@ -393,14 +392,14 @@ def _batch_entries(
 def with_release_keys(entry: str, rank: int, files: list[str]) -> str:
     """A report's stored entry (json.dumps of a non-empty object without these keys) with
     `release_rank` and `files` added last, as json.dumps of the object with them would
-    write it: spliced before the closing brace, not parsed and written again (at 100,000
-    releases, parsing made `--by release` three times the cost of `--by file`)."""
+    write it: spliced before the closing brace, not parsed and written again (parsing
+    every entry would make `--by release` cost several times `--by file`)."""
     head = entry.rstrip()
-    body = head[:-1]  # one copy of the entry's text, not one per check (100,000 of them)
+    body = head[:-1]  # one copy of the entry's text, not one per check (one entry a release)
     if not (head.endswith("}") and body.rstrip() != "{"):
         raise ValueError(f"not a stored summary entry: {entry[:60]!r}")
-    # json.dumps(files, ensure_ascii=False), written from its own string encoder: a third
-    # of the cost of `--by release` went to json.dumps' setup for a list of one file
+    # json.dumps(files, ensure_ascii=False), written from its own string encoder:
+    # json.dumps' setup for a list of one file, once per release, costs more than the list
     files_text = "[" + ", ".join(map(encode_basestring, files)) + "]"
     return f'{body}, "release_rank": {rank}, "files": {files_text}}}'
 

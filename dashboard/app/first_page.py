@@ -5,13 +5,13 @@ Streamlit's frontend does not know its server's root: on a page's address (`/rel
 it asks `/releases/_stcore/health` and `/host-config` first, gets 404, waits 100 ms and
 asks again one level up (streamlit/streamlit#7074). Every visit to a page's address,
 which is every visit from a shared link, pays two round trips and the wait before it
-can connect: 0.2 s of a light page on this machine, less of a heavy one, whose browser
-has other work to do meanwhile (benchmarks/README.md). Hosts that embed Streamlit name
+can connect: a noticeable part of a light page, less of a heavy one, whose browser has
+other work to do meanwhile. Hosts that embed Streamlit name
 the server's root in `window.__streamlit.BACKEND_BASE_URL` before the frontend's scripts
 run; the first page served at a page's address does the same, naming the directory that
 holds the address (so a proxy's path prefix is kept). The root itself is left to
 Streamlit: the frontend asks there first. A frontend that ignores the setting probes as
-before.
+it does without it.
 
 `relidash serve` runs server.py; AppTest and `streamlit run main.py` run the app
 without these routes, unchanged.

@@ -127,8 +127,8 @@ def overview(version: int) -> pd.DataFrame:
 
 
 # What a page of one suite starts from: the suite names and that suite's reports, read on
-# their own. The overview of every report (the Data page's) is 100,000 rows in a long
-# history: 0.2-0.7 s to fetch after each load, and a copy at each cache hit.
+# their own. The overview of every report (the Data page's) is a row per report, slow
+# to fetch after each load in a long history, and copied at each cache hit.
 @st.cache_data(show_spinner=False, max_entries=64)
 def suite_names(version: int) -> list[str]:
     return sorted(summary.loaded_suites(catalog().cursor()))
@@ -183,9 +183,9 @@ def _suite_cases(
 
 
 # The tags of a suite's cases, cached apart from the cases: a page that needs only the
-# tags does not unpickle every case of every release at each visit (40,000 rows in a
-# 1,000-release suite: 0.15-0.2 s of a Slices visit's server time). Read from case_tags
-# with DISTINCT, not from the cases: 0.02 s against 0.24 s the first time after a load.
+# tags does not unpickle every case of every release at each visit (in a long history,
+# most of a Slices visit's server time). Read from case_tags with DISTINCT, not from the
+# cases, which is an order of magnitude slower the first time after a load.
 @st.cache_data(show_spinner=False, max_entries=256)
 def suite_tags(version: int, suite: str) -> list[str]:
     from dashboard.data.queries import run_query
@@ -201,10 +201,10 @@ def report_cases(
     return _suite_cases(suite, count_agent_errors, [report_id])
 
 
-# Charts of the cached frames, cached as Vega-Lite specs: building a chart took 30-50 ms
-# of a warm page's server time (Altair checks each part as it is made); a hit unpickles
-# the spec in under a millisecond. Altair is imported on a miss (0.24 s, once per server):
-# a page without charts never needs it. widgets.chart draws a spec as SVG (chart_svg,
+# Charts of the cached frames, cached as Vega-Lite specs: building a chart is a large
+# part of a warm page's server time (Altair checks each part as it is made); a hit only
+# unpickles the spec. Altair is imported on a miss (a slow import, once per server): a
+# page without charts never needs it. widgets.chart draws a spec as SVG (chart_svg,
 # cached too).
 @st.cache_data(show_spinner=False, max_entries=128)
 def releases_chart(

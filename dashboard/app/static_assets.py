@@ -1,14 +1,13 @@
 """Streamlit's frontend code served from memory and gzipped once (server.py installs it).
 
-A new visitor's browser fetches about 60 modules (2.3 MB) before the app can connect, then
-each element's code as the page draws. Streamlit 1.67 serves them from disk, uncompressed,
+A new visitor's browser fetches dozens of modules (megabytes) before the app can connect,
+then each element's code as the page draws. Streamlit 1.67 serves them from disk, uncompressed,
 through Starlette's StaticFiles: it leaves compression to a proxy in front of it (its
 comment in starlette_gzip_middleware.py: gzipping at every request costs the origin more
 than it saves), and a team's relidash is often served without one. Here each file is read
-and gzipped once, on its first request, in a worker thread, and kept: the startup modules
-are 0.68 MB gzipped (64 ms to compress them all, once per server). In interleaved new
-visits to the Releases page of a 1,000-release suite in Chromium, with TCP_NODELAY on
-(launch.py): 1.60 -> 1.49 s and 1.78 -> 1.66 s (benchmarks/README.md).
+and gzipped once, on its first request, in a worker thread, and kept: gzip shrinks the
+startup modules several times over, and compressing them costs the server once what a
+new visit over a network would otherwise pay in transfer each time.
 
 Only GET and HEAD of a file that exists under Streamlit's `static/` folder are answered
 here, with Streamlit's headers (the names carry a content hash: cached for a year,
@@ -34,7 +33,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 CACHE_CONTROL = b"public, immutable, max-age=31536000"  # Streamlit's, for hashed names
-# zlib's default level: 9 made the startup modules 0.2% smaller and took 25% longer
+# zlib's default level: 9 makes the startup modules barely smaller and takes longer
 GZIP_LEVEL = 6
 # Formats that are compressed already (fonts, images): served as they are.
 PACKED_TYPES = ("font/woff2", "image/png", "image/jpeg", "image/gif", "image/webp")

@@ -170,9 +170,9 @@ def data_table(
 
     Static, every row is in view and legible when projected (a long cell wraps instead of
     being cut at its column's width), and the page is drawn sooner. It is escaped HTML
-    (st.html), not st.table: st.table draws every cell as Markdown, which cost a returning
-    visit to the Releases page of a 1,000-release suite about 0.35 s in Chromium here, and
-    the grid more (bench_pages, timed to the last element drawn).
+    (st.html), not st.table: st.table draws every cell as Markdown, a noticeable part of
+    the browser's time on a page of many rows, and the grid costs more (bench_pages,
+    timed to the last element drawn).
     """
     if frame.size <= STATIC_CELLS:
         st.html(html_table(frame, links, index=not hide_index))
@@ -201,9 +201,9 @@ def chart(
     column when `stretch`; `description` is its alt text. A chart that cannot be drawn
     leaves a note: its numbers are in the page's tables.
 
-    No Vega in the browser: the Releases page's two Vega charts held it about 0.5 s past
-    the script's end (bench_pages, a returning visitor). Hovering shows no tooltip; every
-    chart's numbers are in a table on its page.
+    No Vega in the browser: starting Vega and drawing the Releases page's charts holds the
+    browser well past the script's end (bench_pages, a returning visitor). Hovering shows
+    no tooltip; every chart's numbers are in a table on its page.
     """
     from dashboard.app import state as app_state
     from dashboard.render import charts

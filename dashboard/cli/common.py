@@ -125,7 +125,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     # built from nothing here (e.g. by CI, to seed replicas): its file alone must hold it
     args._fresh_catalog = location != MEMORY and not os.path.exists(location)
     # The catalog opens (DuckDB, which lets go of the interpreter lock) while numpy and
-    # the stats are imported: 40-100 ms of a warm command at 100,000 reports
+    # the stats are imported, a noticeable part of a warm command over a large catalog
     stop = threading.Event()  # set when interrupted: the opener then waits no longer
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-open") as opener:
         opening = opener.submit(

@@ -1,11 +1,11 @@
 """The `relidash` console script (and `python -m dashboard.cli`): main(), with a Ctrl-C
-during its imports, the first tenth of a second or so, said in one line as main says one
+during its imports, before main itself runs, said in one line as main says one
 later, instead of a traceback. Imports nothing until then.
 
 A command that returns ends the process at once (`leave`): by then it has closed what it
 wrote (files, the catalog, its child processes), and the interpreter's teardown would only
-collect and free every object numpy, DuckDB and the load made, which the OS frees anyway:
-about 40 ms of every command. A command that raises ends the usual way, with its traceback.
+collect and free every object numpy, DuckDB and the load made, which the OS frees anyway,
+at a cost to every command. A command that raises ends the usual way, with its traceback.
 """
 
 from __future__ import annotations

@@ -193,14 +193,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "--browser.gatherUsageStats", "false",
         "--runner.magicEnabled", "false",
         # A served dashboard's source does not change under it: without a watcher,
-        # Streamlit no longer resolves every imported module's path at each script run
-        # (0.1-0.2 s of each page visit with 100 suites' modules loaded) nor polls files.
+        # Streamlit neither resolves every imported module's path at each script run
+        # (a noticeable part of each page visit with many modules loaded) nor polls files.
         "--server.fileWatcherType", "none",
         "--server.runOnSave", "false",
         # Streamlit runs a full garbage collection after every script run, holding the
-        # interpreter lock while the run's last messages wait to be sent: with a
-        # 100,000-report catalog served, 0.15 s of every page (the blank page's script
-        # took 0.20 s with it, 0.05 s without). Python's own collections still run.
+        # interpreter lock while the run's last messages wait to be sent: with a large
+        # catalog served, most of a light page's script time. Python's own collections
+        # still run.
         "--runner.postScriptGC", "false",
     ]  # fmt: skip
     env = dict(os.environ)

@@ -24,17 +24,15 @@ import duckdb
 
 from dashboard.data.queries import execute
 
-# 12: files.digest is XXH3-128 (scan.FAST_DIGEST), no longer SHA-256; listing_parts
-# 11: report_records compressed against record_dictionary; lottery ranks in `lottery`
+# The catalog's layout: a catalog (or a seed) of another version is rebuilt from the
+# reports, so this changes with any change to the tables or to what a column holds.
 SCHEMA_VERSION = "12"
 MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once: none.
-# Every open replays the log, and the replay costs most for the first few changes (a
-# one-file change at 100,000 reports logs 10-13 KB; opening with one such log took 50 ms,
-# with three 85 ms, with 0.5 MiB 170-210 ms, against 35-40 ms with none), while a
-# checkpoint of that catalog costs 20-35 ms (of 2,000 large reports, 90-100 ms) and the
-# file does not grow with repeated ones. So the load pays once what every later command
-# would pay again.
+# Every open replays the log, and the replay costs most for the first few changes (even
+# a one-file change's log makes every open slower than a checkpointed catalog's), while
+# a checkpoint costs no more than a few such replays and the file does not grow with
+# repeated ones. So the load pays once what every later command would pay again.
 CHECKPOINT_LOG_BYTES = 0
 
 
@@ -177,12 +175,12 @@ def _set_up(con: duckdb.DuckDBPyConnection, location: str, layout_ok: bool) -> N
     """Settings, and this version's tables (a stale layout's dropped first)."""
     if location != MEMORY:
         # Small changes stay in the write-ahead log until DuckDB's own threshold (or
-        # settle_catalog) checkpoints them: saving at every exit rewrote the large tables'
-        # last row groups, 0.2 s of a one-changed-file summary over 2,000 reports.
+        # settle_catalog) checkpoints them: saving at every exit rewrites the large
+        # tables' last row groups, most of a one-changed-file summary's time.
         con.execute("PRAGMA disable_checkpoint_on_shutdown")
         # Nor does a long load checkpoint every 16 MB of log (DuckDB's default): each one
-        # rewrote the tables' growing last row groups, and the freed blocks stayed in the
-        # file (30% of a catalog of 100,000 reports). Every command that writes settles
+        # rewrites the tables' growing last row groups, and the freed blocks stay in the
+        # file (a large share of a large catalog). Every command that writes settles
         # the log at its end; a load's log up to this size is held in memory meanwhile.
         con.execute("SET checkpoint_threshold = '256MB'")
     if not layout_ok:
@@ -263,8 +261,8 @@ def meta_values(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 
 
 def write_meta(con: duckdb.DuckDBPyConnection, values: Mapping[str, str]) -> None:
-    """Set these keys of `meta`, in one statement: each upsert costs 4-20 ms at 100,000
-    reports, a few rows no more than one."""
+    """Set these keys of `meta`, in one statement: each upsert has a cost of its own that
+    grows with the catalog, and a few rows cost no more than one."""
     if values:
         con.execute(
             "INSERT OR REPLACE INTO meta SELECT unnest($k), unnest($v)",
@@ -299,9 +297,9 @@ def logged_bytes(con: duckdb.DuckDBPyConnection) -> int:
 
 
 # A log at least this large is checkpointed beside the command's reading (SettleAhead):
-# a cold load of 2,000 large reports logs about 48 MB, whose checkpoint took 0.35 s after
-# the summary's 0.5 s of entries. A smaller log's checkpoint (20-100 ms) is not worth the
-# second one that the writes held back meanwhile then need.
+# a cold load's log is tens of megabytes, and its checkpoint is worth overlapping with
+# the summary's entries. A smaller log's checkpoint is not worth the second one that
+# the writes held back meanwhile then need.
 SETTLE_AHEAD_BYTES = 4 * 1024 * 1024
 
 

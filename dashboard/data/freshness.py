@@ -44,7 +44,7 @@ def known_files(
     elif not parts:
         return {}
     elif len(parts) <= FEW_PARTS:
-        # a prefix comparison per part: 4 ms over 100,000 paths, against PART_OF_PATH's 20
+        # a prefix comparison per part: a few times cheaper than PART_OF_PATH over every path
         clauses, prefixes = [], {}
         for i, part in enumerate(sorted(parts)):
             if part:

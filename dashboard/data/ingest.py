@@ -51,9 +51,9 @@ from dashboard.data.walk import PART_OF_PATH, FileEntry, ListingParts, part_of
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 # A batch is parsed and stored in one transaction of about a dozen statements, whose fixed
-# cost is tens of milliseconds: larger batches (from 48 MiB / 128 files) took 2,000 large
-# reports from 8.3 s to 6.3 s and 100,000 small ones from 103 s to 82 s. The bytes bound
-# what a batch holds in memory at once (DuckDB's read of large files).
+# cost is tens of milliseconds: batches this large spread it over enough files that it is
+# a small part of a load of large or of many small reports. The bytes bound what a batch
+# holds in memory at once (DuckDB's read of large files).
 BATCH_BYTES = 192 * 1024 * 1024
 BATCH_FILES = 512
 # Files at least this large whose head shows every field (0.19+) are parsed by the strict
@@ -61,8 +61,8 @@ BATCH_FILES = 512
 # The rest go straight to DuckDB's JSON reader.
 STRICT_MIN_BYTES = 1 * 1024 * 1024
 # Files smaller than this are kept in memory from their digest on and parsed together,
-# framed as one JSON array (stage_reports_framed): DuckDB's reader costs about 0.6 ms
-# per file it opens, more than it takes to parse a small report.
+# framed as one JSON array (stage_reports_framed): DuckDB's reader has a cost per file it
+# opens, more than it takes to parse a small report.
 FRAMED_BELOW = 256 * 1024
 # Digests are computed this many files ahead of the batch being parsed, no further: the
 # bytes kept for framing stay two batches' worth (at most 2 x 512 x 256 KiB).
@@ -110,7 +110,8 @@ def ingest_directory(
 
 @contextmanager
 def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Let DuckDB write rows in any order while loading: 3.5x faster nested-column writes.
+    """Let DuckDB write rows in any order while loading: nested-column writes are several
+    times faster.
 
     Nothing depends on the physical order: case, trial and grader positions are stored
     as columns, and every query whose order matters says ORDER BY.
@@ -146,8 +147,8 @@ def _ingest(
     parts = listing.parts
     # Parts of the listing (top-level directories) unlike the ones the last load ended
     # with: only their files need a look, and only they can have lost a file. None at all
-    # (the usual warm load) compares no file: at 100,000 files the per-file comparison
-    # was a third of the load.
+    # (the usual warm load) compares no file: at many files the per-file comparison is a
+    # large share of the load.
     differing = parts.differing(stored_parts(con)) if claimed else set(parts.digests)
     config = source.config_file()
     settings = read_inspect_settings(config)
@@ -190,7 +191,7 @@ def _ingest(
     config_changed = meta.get("release_config") != config_digest
     if claimed and not (differing or forced or settings_changed or walk_changed or config_changed):
         # The listing is the one the last load ended with: nothing to write. (A commit, even
-        # of values already there, syncs the log: a tenth of a warm load at 100,000 files.)
+        # of values already there, syncs the log, a noticeable share of a warm load.)
         return IngestResult(
             files=len(entries),
             parsed=0,
@@ -551,8 +552,8 @@ def _record_settings_problem(con: duckdb.DuckDBPyConnection, settings: InspectSe
 
 
 # Up to this many files are forgotten by filters on each table's column, which let DuckDB
-# skip row groups by their min and max; more by a join, which reads every row group. For
-# one file at 100,000 reports: 9 against 24 ms over the report tables; even at about 16.
+# skip row groups by their min and max; more by a join, which reads every row group. The
+# filters cost less for a few files; the two break even at about twice this many.
 FEW_FILES = 8
 
 

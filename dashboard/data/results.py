@@ -41,9 +41,9 @@ def store_report_results(
     is UNKNOWN), lottery ranks (report_id, case_idx and rank arrays), and report-scope
     problems, atomically.
 
-    DuckDB scans the arrays as they are, without pandas: bound lists cost 13 us a row
-    (each value a conversion of its own), a load of 10,000 small reports 2 s of its main
-    thread; typed arrays, a tenth of that.
+    DuckDB scans the arrays as they are, without pandas: bound lists convert each value
+    on its own, a large share of a load's main thread for many small reports; typed
+    arrays cost an order of magnitude less.
     """
     with transaction(con):
         if len(metrics[0]):
@@ -101,7 +101,8 @@ def stored_records_for(con: duckdb.DuckDBPyConnection, report_ids: list[int]) ->
 def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]) -> None:
     """Keep each (report_id, entry text), compressed by zstandard against the catalog's
     record dictionary: entries repeat their key names and UNKNOWN reasons, and the
-    largest table of a catalog of many small reports shrinks about 12x (zlib: 5x)."""
+    largest table of a catalog of many small reports shrinks by an order of magnitude,
+    more than twice as much as with zlib."""
     if not records:
         return
     squeeze = zstandard.ZstdCompressor(
@@ -110,7 +111,7 @@ def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]
         write_checksum=False,
         write_dict_id=False,
     ).compress
-    # two bound lists, one statement: executemany costs about 1 ms a row
+    # two bound lists, one statement: executemany costs a statement's overhead per row
     con.execute(
         "INSERT INTO report_records SELECT unnest($ids), unnest($texts)",
         {

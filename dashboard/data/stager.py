@@ -88,15 +88,15 @@ class Staged:
 class BatchStager:
     """Parses a batch's large files (stage_strict_parts) and its small ones (stage_framed)
     in the background, so that the next batch's parse runs while the one before it is
-    stored: storing is mostly one-threaded statements, and a cold load of large reports
-    left a core a third idle; the framed read, on the thread that stores, was the longest
-    statement of a mixed batch's store.
+    stored: storing is mostly one-threaded statements, which leave a core partly idle in a
+    cold load of large reports, and the framed read, on the thread that stores, would be
+    the longest statement of a mixed batch's store.
 
     The large files' parse, the small files' frame (written, then read) and the
     flattening of both each have a thread and cursors of their own: one after the other
-    on one thread, they were the load's chain (in a cold load of 2,000 reports that
-    thread was busy 95% of the time, and the thread that stores the batches waited for
-    it a fifth of its own), and the next batch's parse waited for this one's flattening.
+    on one thread, they would be the load's chain (that thread busy nearly all the time,
+    the thread that stores the batches waiting for it), and the next batch's parse would
+    wait for this one's flattening.
     A batch's parses go into one of two sets of tables (and frames) taken in turn: its
     tables stay in place while the next one's are written, until its own store drops
     them. The caller's transaction begins after the futures are done.

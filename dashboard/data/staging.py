@@ -4,7 +4,7 @@ isolate the files DuckDB refuses: each becomes one row in `problems`, the rest l
 Three readers fill the temp table `stage` (queries/stage_reports*.sql): DuckDB's JSON
 reader file by file, whose verdicts and messages stand; the strict transform, for large
 0.19+ reports; and, for small reports, the JSON reader over one framed array of the whole
-batch (Frame), which gives the same rows at a sixth of the cost. A batch that the strict
+batch (Frame), which gives the same rows at a fraction of the cost. A batch that the strict
 or framed reader refuses is read again by the JSON reader. A batch's large and small files
 are staged and stored in one transaction (parse_strict_and_framed), and both parses of a
 batch run ahead, while the batch before it is stored (dashboard/data/stager.py).
@@ -301,7 +301,7 @@ def stage_strict_parts(
     DuckDB reads a read_text statement's files on one thread, so the strict parse of a
     batch of large files is split between statements run at once, each on its own cursor
     (DuckDB releases the GIL): `cursors`, one per name, or new ones. With a core to spare,
-    half the time: 180 large reports took 0.89 s in one statement, 0.42 s in two. Each
+    two statements take about half the time of one. Each
     part commits on its own, so the caller's transaction must begin after this returns.
     Raises what DuckDB raises for a part (the first part's error first). With `cursors`
     (a BatchStager's, which attached the database), `con` itself is not used: it may be
@@ -420,8 +420,8 @@ class Flattened:
 def reader_buffer_bytes(largest: int, limit: int) -> int:
     """`read_json`'s maximum_object_size for files of at most `largest` bytes.
 
-    DuckDB sizes its read buffers by it: the 256 MiB limit itself doubled the CPU time of
-    a load (most of it in the kernel, mapping memory). Twice the largest file leaves room
+    DuckDB sizes its read buffers by it: the 256 MiB limit itself would cost a load much
+    CPU time (most of it in the kernel, mapping memory). Twice the largest file leaves room
     for a file that grew since it was measured; never above the size limit.
     """
     return min(limit, 2 * largest + MIB) + 1

@@ -2,11 +2,11 @@
 without reading a byte (size, mtime), split into listing parts with a digest each.
 
 A command that loads a large directory begins the walk in child processes before it
-imports the rest of relidash (`walk_ahead`): the walk is a stat of every file, 0.4-0.7 s
-at 100,000 files in one process, and a thread beside the imports would only contend with
-them for the interpreter lock. Each child walks a share of the top-level names and hands
-back each part's digest and its files, encoded; the load decodes only the parts whose
-digest differs from the catalog's.
+imports the rest of relidash (`walk_ahead`): the walk is a stat of every file, a large
+part of a warm start in a large directory, and a thread beside the imports would only
+contend with them for the interpreter lock. Each child walks a share of the top-level
+names and hands back each part's digest and its files, encoded; the load decodes only
+the parts whose digest differs from the catalog's.
 
 Reads only: nothing in the reports directory is created, changed or deleted. Must stay
 cheap to import (no numpy, no DuckDB): the command imports it before anything heavy.
@@ -73,7 +73,7 @@ def scan_directory(
     problems: list[FileProblem] = []
     if racy_after is None:
         racy_after = racy_threshold()
-    new_entry = tuple.__new__  # FileEntry's own __new__ is Python code: a third of the loop
+    new_entry = tuple.__new__  # FileEntry's own __new__ is Python code: much of the loop
     for directory, prefix, names, sizes, mtimes in _walk(os.path.abspath(root), problems):
         base = directory + os.sep
         entries += [
@@ -91,12 +91,12 @@ def _walk(
     `top`, sorted, stands for root's own listing: a share of it, walked by one of
     several children (`walk_ahead`).
 
-    A warm start walks 100,000 files and this loop is most of its time, so it stays close
+    A warm start of a large directory is mostly this loop, so it stays close
     to the system calls: each directory is listed by name from an open descriptor (no
     DirEntry objects), and each name's stat is fstatat on it (the kernel resolves one
     name, not the whole path). Depth first by a stack rather than recursion: a nested
-    function calling itself is a reference cycle, which kept every entry alive until the
-    next garbage collection (0.1 s at the exit of a command that walked 100,000 files).
+    function calling itself is a reference cycle, which would keep every entry alive until
+    the next garbage collection (a noticeable pause at the exit of a command).
     """
     stack: list[tuple[str, str, Sequence[str] | None]] = [(root, "", top)]
     while stack:
@@ -291,7 +291,7 @@ class _Ahead(NamedTuple):
 _ahead: _Ahead | None = None
 
 # At most this many children walk at once, each a share of the top-level names: on two
-# cores, two children walk 100,000 files in about half the time of one, beside the
+# cores, two children walk a large directory in about half the time of one, beside the
 # parent's imports. More than the usable cores would only take turns.
 MOST_WALKERS = 4
 
@@ -442,7 +442,7 @@ def walk_in_child(root: str | Path) -> WalkedListing | None:
 
     For a walk in the background of a threaded process, the server's renewal of its
     directory check (watch.py): a walk in a thread holds the interpreter lock for most of
-    its 0.5 s at 100,000 files, and a page's script run beside it gets about half of the
+    its time, and a page's script run beside it gets about half of the
     interpreter meanwhile. The child is started by subprocess (fork and exec at once: safe
     from a threaded process, unlike walk_ahead's fork), walks at a lower priority, and
     hands back its walk encoded; this thread waits on the pipe without the lock and

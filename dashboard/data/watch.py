@@ -1,9 +1,9 @@
 """Know that a local reports directory has not changed, without walking it: file-system
 events (inotify on Linux, through watchdog) count every change under it.
 
-A running server checks its directory at every new session; at 100,000 files that walk
-is half a second of every first page. With a watch, a check that found the directory
-unchanged stays good while no event has arrived since it began, for at most
+A running server checks its directory at every new session; in a large directory that
+walk is a noticeable part of every first page. With a watch, a check that found the
+directory unchanged stays good while no event has arrived since it began, for at most
 TRUST_SECONDS: events made on another host of a network file system never arrive, and
 the walk then decides again. While the server is in use, that walk happens in the
 background before the trust runs out (`renew_in_background`), so no visitor's page waits
@@ -21,11 +21,11 @@ from typing import Any
 
 # How long a clean check is trusted while no event arrives.
 TRUST_SECONDS = 60.0
-# An event reaches the count about 1 ms after the change (measured with watchdog 7 on
-# Linux); quiet() waits this long first, so a change just made is counted.
+# An event reaches the count within milliseconds of the change (inotify through
+# watchdog); quiet() waits this long first, so a change just made is counted.
 EVENT_LATENCY_SECONDS = 0.02
 # A clean check this old is made again in the background, before TRUST_SECONDS runs out:
-# the walk of 100,000 files takes about 0.5 s, off any page.
+# the walk of a large directory is slow enough to keep off any page.
 RENEW_AFTER_SECONDS = 40.0
 # How often the background renewal looks; it stops renewing after this long without a
 # new session (an idle server does not walk the directory twice a minute all night).

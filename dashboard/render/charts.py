@@ -213,7 +213,7 @@ def vega_lite_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
     """The Vega-Lite spec the chart is drawn from (its data inline; svg draws it).
 
     The pages cache specs, not charts: converting a chart validates it against the
-    Vega-Lite schema (40-150 ms of the Releases page's run).
+    Vega-Lite schema, a large part of the Releases page's run.
     """
     spec: dict[str, Any] = chart.to_dict()
     return spec
@@ -233,11 +233,10 @@ def svg(spec: dict[str, Any], width: int | None = None) -> str:
     """The chart drawn as SVG by vl-convert (Vega-Lite's own renderer, run on the server),
     `width` pixels wide for its plot when given.
 
-    The pages show it as an image: a page with Vega charts spent about 0.5 s of Chromium's
-    time here starting Vega and drawing them (bench_pages); an image costs it only the
-    decoding. The first chart a process draws starts vl-convert's engine (about 0.6 s,
-    60 MB); each later one takes 50-120 ms for 30 releases (0.5 s for 300), and the pages
-    cache them.
+    The pages show it as an image: a page with Vega charts holds the browser while it
+    starts Vega and draws them (bench_pages); an image costs it only the decoding. The
+    first chart a process draws starts vl-convert's engine, slow and large; each later
+    one takes time that grows with the releases drawn, and the pages cache them.
     """
     import vl_convert
 

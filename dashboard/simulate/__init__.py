@@ -3,7 +3,7 @@
 Role: write report files that multivon-eval itself could have written, from a seeded
 simulated support agent: the 0.15 shape (v1, aggregates only) or the 0.20 shape
 (`multivon.report/v2`, one content-addressed trial record per run, with the execution
-and provider-evidence blobs that make real 0.19+ reports about 13 KB per trial). Every
+and provider-evidence blobs that make real 0.19+ reports kilobytes per trial). Every
 digest is computed the way multivon-eval computes it, and every summary field from the
 cases the way its `EvalReport.to_json` does, so `EvalReport.from_dict` accepts the files
 and relidash's loader cannot tell them from real ones.

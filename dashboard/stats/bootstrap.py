@@ -184,9 +184,9 @@ def _resample_means(rows: FloatArray, m: int, n_boot: int, seed: int) -> FloatAr
     one matrix product. Upstream adds draws left to right; the product sums in another
     order, which moves a mean by a few ulps (1e-16) and an interval bound by no more: far
     inside the 1e-9 the numbers must match upstream to. The count matrices are cached
-    (_draw_counts); the indices they are built from are not kept (a cold load of the large
-    corpus had built 95 index matrices for its 44 case counts, through a cache too small
-    for them).
+    (_draw_counts); the indices they are built from are not kept (a cache of them small
+    enough to hold would be too small for a load's many case counts, and would build the
+    same matrices again and again).
     """
     if m <= _COUNTS_MAX_CASES:
         means: FloatArray = rows @ _draw_counts(m, n_boot, seed).T / m
@@ -243,9 +243,8 @@ def _whole_percentiles(
     Such sums sort as 16-bit integers, which numpy sorts by radix, and two different
     means differ by at least 1 / scale, far more than the rounding of upstream's float
     sums: the ranks hold the same resamples as upstream's sorted means, and each value is
-    the exact mean (upstream's, to the few ulps its additions lose). On the resample sums
-    of the 2,000 reports of benchmarks' large corpus: 0.50 s with the sums themselves,
-    against 1.07 s for the means as doubles partitioned (_order_statistics).
+    the exact mean (upstream's, to the few ulps its additions lose). Sorting the sums
+    themselves is faster than partitioning the means as doubles (_order_statistics).
     """
     keys = sums.astype(np.uint16)
     keys.sort(axis=1, kind="stable")  # radix sort: a 16-bit type and a stable sort
@@ -259,11 +258,10 @@ def _order_statistics(means: FloatArray, ranks: list[int]) -> dict[int, FloatArr
     Only these are needed, so the rows are partitioned at all the ranks in one call, not
     sorted, and as int64: the means of per-case estimates in [0, 1] are never negative
     and never NaN, and non-negative doubles order as their bit patterns do (-0.0, whose
-    pattern is the smallest int64, still sorts first among the values equal to 0). With
-    numpy 2.4, on the resample means of the 2,000 reports of benchmarks' large corpus
-    (23,189 rows of 2,000 in chunks of 128): 0.43 s, against 0.65 s for the same
-    partition of the doubles, 0.84 s for one partition at each inner rank with its
-    neighbour found beside it, and 0.93 s for a sort.
+    pattern is the smallest int64, still sorts first among the values equal to 0). One
+    partition of the integers at every rank is faster than the same partition of the
+    doubles, than one partition at each inner rank with its neighbour found beside it,
+    and than a sort.
     """
     means.view(np.int64).partition(ranks, axis=1)
     return {rank: means[:, rank] for rank in ranks}

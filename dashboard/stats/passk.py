@@ -174,7 +174,7 @@ def _suites_pass_k(
     would get alone), and the rows of all suites with the same number of cases share one
     bootstrap call (the resample draws depend only on that number and the seed, and each
     row's interval only on its own values). A load's reports are thousands of small
-    suites: per suite, numpy's fixed cost per call was most of the time.
+    suites: per suite, numpy's fixed cost per call would be most of the time.
     """
     results: list[list[PassKResult]] = [[] for _ in suites]
     runs_of = [int(n.min()) if n.size else 0 for n, _, _, _ in suites]

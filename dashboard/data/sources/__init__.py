@@ -235,8 +235,9 @@ def open_filesystem(location: Location, *, anon: bool = False) -> Any:
             kwargs["token"] = "anon" if anon else "google_default"
             # gcsfs sends every request to STORAGE_EMULATOR_HOST itself. Its default class
             # (ExtendedGcsFileSystem) first asks the gRPC Storage Control API there for the
-            # bucket's layout; an emulator speaks only the JSON API, so each call waited
-            # 60 s before falling back. Against an emulator: the JSON-API class itself.
+            # bucket's layout; an emulator speaks only the JSON API, so each call waits
+            # for gcsfs's timeout before falling back. Against an emulator: the JSON-API
+            # class itself.
             if os.environ.get("STORAGE_EMULATOR_HOST", "").strip() not in ("", "default"):
                 module = importlib.import_module("gcsfs.core")
             # gcsfs logs each failed request's traceback before raising it; with no logging
