@@ -489,6 +489,24 @@ def run_gate(
     )
 
 
+def base_rows(
+    releases: pd.DataFrame, row: pd.Series, rules: Sequence[GateRule], base: str | None
+) -> dict[str, pd.Series]:
+    """The base release rows the max_drop rules name ("" for the default: `base`, else the
+    release before `row`); UnknownName for a name that is not a release of the suite. A
+    release with none before it is left out, and its rule says UNKNOWN."""
+    found: dict[str, pd.Series] = {}
+    for name in {rule.base or "" for rule in rules if rule.uses == USES_MAX_DROP}:
+        label = name or base
+        if label:
+            found[name] = find_release(releases, label)
+            continue
+        earlier = releases[releases["release_rank"] < row["release_rank"]]
+        if not earlier.empty:
+            found[name] = earlier.iloc[-1]
+    return found
+
+
 def _bases(
     releases: pd.DataFrame,
     row: pd.Series,
@@ -496,22 +514,8 @@ def _bases(
     rules: Sequence[GateRule],
     base: str | None,
 ) -> dict[str, tuple[str, pd.DataFrame]]:
-    """The base releases the max_drop rules name ("" for the default), with their cases;
-    UnknownName for a name that is not a release of the suite. A release with none before
-    it is left out, and its rule says UNKNOWN."""
-    wanted = {rule.base or "" for rule in rules if rule.uses == USES_MAX_DROP}
-    found: dict[str, tuple[str, pd.DataFrame]] = {}
-    for name in wanted:
-        label = name or base
-        if label:
-            base_row = find_release(releases, label)
-        else:
-            earlier = releases[releases["release_rank"] < row["release_rank"]]
-            if earlier.empty:
-                continue
-            base_row = earlier.iloc[-1]
-        found[name] = (
-            str(base_row["release"]),
-            cases[cases["report_id"] == base_row["report_id"]],
-        )
-    return found
+    """base_rows with each base release's cases."""
+    return {
+        name: (str(r["release"]), cases[cases["report_id"] == r["report_id"]])
+        for name, r in base_rows(releases, row, rules, base).items()
+    }

@@ -21,7 +21,7 @@ import duckdb
 import pandas as pd
 
 from dashboard.analysis.deltas import DELTA_KEYS, MetricDelta, counts_delta
-from dashboard.analysis.gating import GateReport, evaluate_rules
+from dashboard.analysis.gating import GateReport, base_rows, evaluate_rules
 from dashboard.analysis.matching import paired_counts
 from dashboard.analysis.policy import Policy, PolicyError, resolve_policy
 from dashboard.analysis.releases import UnknownName, release_table, suite_releases
@@ -81,7 +81,7 @@ def latest_headline(
     gate = verdict = None
     if policy is not None:
         try:
-            gate = _gate_latest(con, releases.iloc[-1], suite, policy, count_agent_errors)
+            gate = _gate_latest(con, releases, suite, policy, count_agent_errors)
             verdict = gate.verdict
         except UnknownName as exc:  # a rule's slice no case of the suite carries
             policy, policy_error = None, str(exc)
@@ -105,32 +105,42 @@ def latest_headline(
 
 def _gate_latest(
     con: duckdb.DuckDBPyConnection,
-    latest: pd.Series,
+    releases: pd.DataFrame,
     suite: str,
     policy: Policy,
     count_agent_errors: bool,
 ) -> GateReport:
     """The policy's rules judged on the latest release, as run_gate judges them (the
-    Review page's verdict), from that release's cases alone: run_gate reads every case
-    of the suite, much of a first page's time in a long history."""
+    Review page's verdict), from that release's cases and its max_drop rules' base
+    releases' alone: run_gate reads every case of the suite, much of a first page's time
+    in a long history."""
     tags = [str(t) for t in run_query(con, "suite_tags", suite=suite)["tag"]]
     # the suite's tags as one row: check_slices' own test and message for a mistyped slice
     check_slices(pd.DataFrame({"tags": [tags]}), suite, (rule.slice for rule in policy.rules))
+    latest = releases.iloc[-1]
+    bases = base_rows(releases, latest, policy.rules, None)
+    ids = [int(latest["report_id"]), *(int(r["report_id"]) for r in bases.values())]
     cases = run_query(
-        con,
-        "suite_cases",
-        suite=suite,
-        count_agent_errors=count_agent_errors,
-        report_ids=[int(latest["report_id"])],
+        con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=ids
     )
     name = str(latest["release"])
+    of = {
+        n: (str(r["release"]), cases[cases["report_id"] == r["report_id"]])
+        for n, r in bases.items()
+    }
     return GateReport(
         suite=suite,
         release=name,
         file=str(latest["file"]),
         count_agent_errors=count_agent_errors,
         strict=False,
-        results=evaluate_rules(cases, policy.rules, name),
+        results=evaluate_rules(
+            cases[cases["report_id"] == latest["report_id"]],
+            policy.rules,
+            name,
+            of,
+            str(latest["harness"]),  # UNKNOWN in the words of the harness that wrote it
+        ),
     )
 
 

@@ -1,4 +1,5 @@
-"""Gates: a threshold on the pass^k CI lower bound per release, optionally per slice."""
+"""Gates: a threshold on the pass^k CI lower bound per release, optionally per slice; then
+the suite's own policy on its latest release, as `relidash gate --policy` judges it."""
 
 import streamlit as st
 
@@ -14,9 +15,9 @@ from dashboard.app.widgets import (
     report_page,
     suite_select,
 )
-from dashboard.render import charts
+from dashboard.render import charts, review_tables
 from dashboard.render.formatting import md, with_case_links
-from dashboard.render.gate_report import gate_table_shown
+from dashboard.render.gate_report import gate_table_shown, rule_detail
 
 version, suites, count_errors = report_page("Gates")
 st.caption(
@@ -93,3 +94,19 @@ download(
     else lambda: gate_table_shown(app_state.gate_table(version, suite, k, rules, count_errors)),
     f"gates-{suite}-k{k}",
 )
+
+# The suite's own policy (--policy, relidash.toml's rules, else the default rule) on its
+# latest release: regression and per-case rules included, with the cases a per-case rule
+# names, as `relidash gate --policy` and the Review page judge them.
+st.subheader(f"The suite's policy on {md(releases['release'].iloc[-1])}")
+head = app_state.headline(version, suite, k, count_errors)
+if head.gate is None:
+    st.warning(f"The suite's policy cannot be used: {md(head.policy_error)}")
+else:
+    st.caption(f"Policy: {md(head.policy.source if head.policy else '')}")
+    banner = {"PASSED": st.success, "FAILED": st.error, "UNDECIDED": st.info}
+    for result in head.gate.results:
+        banner.get(result.verdict.verdict, st.warning)(md(rule_detail(result)))
+        if result.rule.per_case and result.holding:
+            with st.expander(f"Cases below: {md(result.rule.label())}"):
+                st.dataframe(review_tables.cases_below(result), hide_index=True)
