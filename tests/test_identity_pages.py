@@ -49,12 +49,17 @@ def open_page(script: str, title: str, **params: str) -> AppTest:
 
 
 def test_review_defaults_to_a_base_with_a_delta() -> None:
-    at = open_page("review.py", "Release review", suite=SUITE)
+    at = open_page("review.py", "Release review", suite=SUITE, k="3")
     assert at.selectbox(key="review_release").value == "v1.10.0"
     # v1.7.0 is just before, but ran 2 trials: no Δ at k=3
     assert at.selectbox(key="review_base").value == "v1.6.0"
     notes = [i.value for i in at.info]
     assert any("latest earlier release with a computable Δ" in n for n in notes), notes
+    # at the suite's k (2, limited by v1.7.0), the page's default, v1.7.0 has a Δ
+    at = open_page("review.py", "Release review", suite=SUITE)
+    assert at.selectbox(key="review_base").value == "v1.7.0"
+    notes = [i.value for i in at.info]
+    assert not any("latest earlier release with a computable Δ" in n for n in notes), notes
 
 
 def test_review_says_cases_were_matched_by_input_and_flags_a_newer_base() -> None:

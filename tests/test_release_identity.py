@@ -207,15 +207,23 @@ def test_case_story_joins_renamed_ids_by_input(con: Any) -> None:
 
 
 def test_default_base_is_the_latest_earlier_release_with_a_delta(con: Any) -> None:
-    review = build_review(con, SUITE, reports_dir=HISTORY)
-    # the latest is v1.10.0 at k=3; v1.7.0 ran 2 trials, so no Δ at k=3 against it
+    # at k=3 (v1.10.0's own trials) v1.7.0, just before, ran 2 trials: no Δ against it
+    review = build_review(con, SUITE, k=3, reports_dir=HISTORY)
     assert (review.release, review.k, review.base) == ("v1.10.0", 3, "v1.6.0")
     assert "v1.7.0" in review.base_note and not review.base_newer
     hat = next(d for d in review.comparison.deltas if d.key == "pass_hat_k")  # type: ignore[union-attr]
     assert hat.delta is not None
-    # at k=2 the release just before has a Δ, and is the base
-    review = build_review(con, SUITE, k=2, reports_dir=HISTORY)
-    assert (review.base, review.base_note) == ("v1.7.0", "")
+    # by default the review is at the suite's k (analysis/suite_k.py), 2 here, limited by
+    # v1.7.0's 2 trials; the base is chosen at that k, so the release just before has a Δ
+    review = build_review(con, SUITE, reports_dir=HISTORY)
+    assert (review.release, review.k, review.base, review.base_note) == (
+        "v1.10.0",
+        2,
+        "v1.7.0",
+        "",
+    )
+    hat = next(d for d in review.comparison.deltas if d.key == "pass_hat_k")  # type: ignore[union-attr]
+    assert hat.delta is not None
 
 
 def test_a_base_newer_than_the_release_is_flagged(con: Any) -> None:
@@ -229,6 +237,11 @@ def test_review_command_says_why_its_base(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     args = ["review", str(HISTORY), "--suite", SUITE, "--out", str(tmp_path / "p.html")]
-    code, _, err = run_cli([*args, "--catalog", str(tmp_path / "c.duckdb")], capsys)
+    catalog = ["--catalog", str(tmp_path / "c.duckdb")]
+    code, _, err = run_cli([*args, *catalog, "--k", "3"], capsys)
     assert code == 0
     assert "Compared with v1.6.0, the latest earlier release with a computable Δ at k=3" in err
+    # at the suite's k (2, the default) v1.7.0, the release before, has a Δ: nothing to say
+    code, _, err = run_cli([*args, *catalog], capsys)
+    assert code == 0
+    assert "Compared with" not in err and "No earlier release" not in err

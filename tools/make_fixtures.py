@@ -325,8 +325,19 @@ def expected_path(directory: Path) -> Path:
     return REPO / "tests" / "expected" / f"{directory.name}.json"
 
 
+def is_report(path: Path) -> bool:
+    """A multivon-eval report: a JSON object with `cases`. Inspect logs kept beside the
+    reports (tests/expected/inspect.json holds their numbers) are not, and upstream's
+    from_dict would only refuse them."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "cases" in data
+
+
 def write_numbers(directory: Path) -> None:
-    files = sorted(p for p in directory.rglob("*.json") if p.name != "expected_numbers.json")
+    files = sorted(p for p in directory.rglob("*.json") if is_report(p))
     if not files:
         print(f"no reports under {directory}", file=sys.stderr)
         return

@@ -3,6 +3,9 @@
 Stdlib only; reuses make_fixtures.py's throwaway venvs (one per multivon-eval version)
 and tools/fixture_agent.py, so every file is what that version's own save_json writes.
 
+Upstream's numbers for them go with the other fixtures' into tests/expected/fixtures.json
+(make_fixtures.write_numbers), which tests/test_golden.py compares relidash's with.
+
 The history is what an upgraded team's directory holds: before 0.19 a release is named
 by the model (`support-bot@v1.4.0`); from 0.19 by its declared target version (`v1.6.0`,
 model `support-bot`). Case ids change scheme too: 0.15 has none, 0.18 derives
@@ -27,7 +30,9 @@ from typing import Any
 TOOLS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TOOLS))
 
-from make_fixtures import REPO, ensure_venv, run_agent  # noqa: E402
+from make_fixtures import REPO, ensure_venv, run_agent, write_numbers  # noqa: E402
+
+FIXTURES = REPO / "tests" / "fixtures"
 
 CASES = [
     "billing-price-increase",
@@ -76,9 +81,7 @@ def job(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--out", type=Path, default=REPO / "tests" / "fixtures" / "release_identity"
-    )
+    parser.add_argument("--out", type=Path, default=FIXTURES / "release_identity")
     args = parser.parse_args(argv)
     by_version: dict[str, list[dict[str, Any]]] = {}
     for stem, version, release, date, runs, ids in HISTORY:
@@ -89,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         ensure_venv(version)
         for line in run_agent(version, jobs).splitlines():
             print(version, json.loads(line)["out"])
+    if args.out.resolve().is_relative_to(FIXTURES):
+        # the golden test holds every report under tests/fixtures to upstream's numbers
+        write_numbers(FIXTURES)
     return 0
 
 
