@@ -44,7 +44,7 @@ LINKED = {  # every parameter a page reads
 }
 PAGES = ["releases", "slices", "lottery", "case", "gates", "review"]
 # what an element draws as Markdown (a dataframe's cells, code and st.html are not)
-MARKDOWN_FIELDS = {"body", "label", "help"}
+MARKDOWN_FIELDS = {"body", "label", "help", "delta_description"}  # the last: a metric's
 MARKDOWN_OPTIONS = {"select_slider", "radio"}
 NOT_MARKDOWN = {"html", "code", "arrow_data_frame", "dataframe", "text", "exception"}
 
@@ -174,7 +174,7 @@ MARKDOWN_CALLS = {
     "form_submit_button", "link_button", "page_link", "date_input", "time_input",
     "file_uploader", "color_picker", "pills", "segmented_control", "feedback",
 }  # fmt: skip
-TEXT_KEYWORDS = {"label", "body", "help", "text", "placeholder", "caption"}
+TEXT_KEYWORDS = {"label", "body", "help", "text", "placeholder", "caption", "delta_description"}
 # relidash's own helpers that hand a text argument to one of those: (position, keyword)
 WRAPPERS = {"linked_select": (1, "label"), "report_page": (0, "title"), "download": (2, "label")}
 NO_TEXT_FIRST = {"progress"}  # its first argument is the fraction done

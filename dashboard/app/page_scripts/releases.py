@@ -52,7 +52,7 @@ for column, number in zip((first, second), headline_text.numbers(head), strict=T
             number.change,
             delta_color="normal" if number.significant else "off",
             delta_arrow="off" if number.direction == headline_text.FLAT else "auto",
-            delta_description=None if head.base is None else f"vs {head.base}",
+            delta_description=None if head.base is None else f"vs {md(head.base)}",
             border=True,
         )
         st.caption(md(number.detail))
