@@ -16,6 +16,7 @@ for the multivon-eval suite stays multivon-eval's.
 from __future__ import annotations
 
 import html
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,7 @@ from dashboard.analysis.summary import report_overview
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats import INSPECT, MULTIVON
 from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
+from dashboard.render.formatting import WORD_JOINER
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, suite_pass_k
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,8 +182,12 @@ def app_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
 
 
 def page_text(at: AppTest) -> str:
-    """The page's captions, Markdown, HTML tables (unescaped) and grids, as text."""
-    parts = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    """The page's captions, Markdown, HTML tables (unescaped) and grids, as text. Captions
+    and Markdown are read as a reader sees them: without md()'s escapes and word joiners."""
+    parts = [
+        re.sub(r"\\(.)", r"\1", str(e.value)).replace(WORD_JOINER, "")
+        for e in [*at.caption, *at.markdown]
+    ]
     parts += [html.unescape(h.value) for h in at.html]
     for frame in at.dataframe:
         parts += [str(v) for v in frame.value.to_numpy().ravel()]

@@ -15,7 +15,9 @@ that choice. The Lottery page diffs an Inspect case's epochs as readable transcr
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -419,6 +421,10 @@ def test_lottery_page_diffs_two_epochs_of_an_inspect_sample(app_on: Path) -> Non
     assert at.selectbox(key="lottery_release").value == "v2.2.0"
     diff = at.html[0].value
     assert "<table class='rd'>" in diff
+    # the diff as a reader sees it: changed words are wrapped in <mark>, which splits a
+    # line's text in the HTML (the case shown first, the flakiest, has its final answer
+    # line changed between the two trials)
+    diff = html.unescape(re.sub(r"<[^>]*>", "", diff))
     for shown in ("[assistant: final answer]", "tool call search_kb(query=", "[score resolution: "):
         assert shown in diff, shown
     assert "run " in diff and "(passed)" in diff

@@ -11,6 +11,8 @@ import streamlit as st
 from cli_run import run_cli
 from streamlit.testing.v1 import AppTest
 
+from dashboard.render.formatting import md
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
@@ -52,4 +54,5 @@ def test_the_calculator_plans_trials_as_the_cli_does(
         capsys,
     )  # fmt: skip
     assert code == 0
-    assert out.strip().splitlines()[-1] in shown
+    # the page draws the CLI's sentence as md() text: its characters, Markdown escaped
+    assert md(out.strip().splitlines()[-1]) in shown

@@ -161,7 +161,7 @@ def show_trials(version: int, name: str, report_id: int, case_idx: int, key: str
             "where these two diverge"
         )
     st.caption(
-        f"Changed lines are shaded, changed words highlighted; {where}"
+        f"Changed lines are shaded, changed words highlighted; {md(where)}"
         + (" (lines that differ only in volatile tokens are marked faintly)" if ignore else "")
         + "."
     )

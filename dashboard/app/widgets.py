@@ -122,7 +122,7 @@ def k_select(
         chosen.k if chosen.k in options else otherwise,
         page=page,
         shared=f"k@{suite}",
-        help=f"The suite's k is {chosen.k}: {chosen.reason}.",
+        help=f"The suite's k is {chosen.k}: {md(chosen.reason)}.",
     )
     assert k is not None
     return int(k)

@@ -6,7 +6,7 @@ from dashboard.analysis.calculator import rate_curves, runs_estimates
 from dashboard.app import state as app_state
 from dashboard.app.widgets import chart, download, policy
 from dashboard.render import charts
-from dashboard.render.formatting import pct
+from dashboard.render.formatting import md, pct
 from dashboard.render.plan_report import goal_text, plan_table, recommendation
 
 st.title("Calculator")
@@ -103,6 +103,6 @@ if asked:
         None if wants_width else float(target),
         policy(),
     )
-    (st.success if plan.recommended is not None else st.warning)(recommendation(plan))
-    st.caption(f"Goal: {goal_text(plan)}. Designs tried, cheapest first:")
+    (st.success if plan.recommended is not None else st.warning)(md(recommendation(plan)))
+    st.caption(f"Goal: {md(goal_text(plan))}. Designs tried, cheapest first:")
     st.dataframe(plan_table(plan), hide_index=True)

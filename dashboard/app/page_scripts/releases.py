@@ -39,21 +39,20 @@ with verdict:
     banner = {"success": st.success, "error": st.error, "info": st.info}.get(
         headline_text.verdict_kind(head), st.warning
     )
-    review = urlencode({"suite": suite, "release": head.release, "k": k})
     banner(
         f"**{md(headline_text.verdict_text(head))}**  \n"
         + "  \n".join(md(line) for line in headline_text.verdict_reasons(head))
-        + f"  \n[Open its review](/review?{review})"
+        + f"  \n[Open its review](/review?{urlencode({'suite': suite, 'release': head.release, 'k': k})})"
     )
 for column, number in zip((first, second), headline_text.numbers(head), strict=True):
     with column:
         st.metric(
-            number.label,
+            md(number.label),
             number.value,
             number.change,
             delta_color="normal" if number.significant else "off",
             delta_arrow="off" if number.direction == headline_text.FLAT else "auto",
-            delta_description=None if head.base is None else f"vs {head.base}",
+            delta_description=None if head.base is None else f"vs {md(head.base)}",
             border=True,
         )
         st.caption(md(number.detail))

@@ -68,7 +68,7 @@ for judged_rule in review.gate.results:  # a per-case rule names each case below
 judged = sorted({r.rule.k for r in review.gate.results} - {review.k})
 if judged:  # both ks shown: the verdict's and the numbers'
     st.caption(
-        f"The verdict is judged at k = {', '.join(map(str, judged))} (the policy's rules); "
+        f"The verdict is judged at k = {md(', '.join(map(str, judged)))} (the policy's rules); "
         f"the numbers below are at k = {review.k}."
     )
 
@@ -107,7 +107,7 @@ else:
     )
     download(ledger, f"ledger-{suite}-{release}")
     st.caption(f"Δ pass^{review.k} per slice (paired, over the cases both releases evaluated)")
-    st.caption(review_tables.slices_note(review))
+    st.caption(md(review_tables.slices_note(review)))
     compact_table(
         review_tables.slices_table(review), keep=["slice"], unknown=[f"Δ pass^{review.k}"]
     )
@@ -168,7 +168,10 @@ if record_problems:
     )
 recorded = st.session_state.pop(SIGNOFF_RECORDED, None)
 if recorded is not None:  # the sign-off just made: said once, with the form cleared
-    st.success(recorded)
+    done, suite_name, release_name, by, file_name = recorded
+    st.success(
+        f"Recorded: {md(done)} of {md(suite_name)} {md(release_name)} by {md(by)} ({md(file_name)})"
+    )
 identity = signed_in_identity()
 with st.form("signoff", clear_on_submit=False):
     decision = st.radio(
@@ -207,8 +210,11 @@ if submitted:
         )
     else:
         st.session_state[SIGNOFF_RECORDED] = (
-            f"Recorded: {decision} of {md(review.suite)} {md(review.release)} by "
-            f"{md(record['by'])} ({md(path.name)})"
+            decision,
+            review.suite,
+            review.release,
+            record["by"],
+            path.name,
         )
         for key in SIGNOFF_FIELDS:  # the next run draws the form empty
             st.session_state.pop(key, None)
