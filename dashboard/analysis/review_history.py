@@ -25,6 +25,7 @@ from dashboard.analysis.review import (
 )
 from dashboard.data.signoffs import SignoffProblem, file_sha256, read_signoffs
 from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.data.sshsig import UNSIGNED, SignatureCheck, check_signature
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class ReviewEntry:
     file: str  # the record's file name in the reviews directory
     record: Mapping[str, Any]
     evidence: EvidenceStatus
+    signature: SignatureCheck = SignatureCheck(UNSIGNED)
 
     def as_json(self) -> dict[str, Any]:
         """The entry of `relidash reviews --json`."""
@@ -49,6 +51,9 @@ class ReviewEntry:
             "comment": r.get("comment", ""),
             "evidence": self.evidence.status,
             "changed_files": [dict(f) for f in self.evidence.changed_files],
+            "signature": self.signature.status,
+            "signed_by": self.signature.signer or None,
+            "signature_text": self.signature.describe(),
             "file": self.file,
         }
 
@@ -86,10 +91,12 @@ def review_history(
     suite: str | None = None,
     release: str | None = None,
     decision: str | None = None,
+    allowed_signers: Path | None = None,
 ) -> tuple[list[ReviewEntry], list[SignoffProblem]]:
     """Every sign-off (filtered), newest first, with its evidence status (`not checked`
-    without `reports_dir`); unusable files in the reviews directory are problems, never
-    errors. ReviewsDirError when the directory itself cannot be listed."""
+    without `reports_dir`) and its signature's check (against `allowed_signers`, or only
+    for consistency without it); unusable files in the reviews directory are problems,
+    never errors. ReviewsDirError when the directory itself cannot be listed."""
     stored, problems = read_signoffs(reviews_dir)
     chosen = [
         s
@@ -98,13 +105,19 @@ def review_history(
         and (release is None or s.record.get("release") == release)
         and (decision is None or s.record.get("decision") == decision)
     ]
+    signatures = [check_signature(s.data, s.signature, allowed_signers) for s in chosen]
     if reports_dir is None:
         unchecked = EvidenceStatus(NOT_CHECKED, ())
-        return [ReviewEntry(s.path.name, s.record, unchecked) for s in chosen], problems
+        return [
+            ReviewEntry(s.path.name, s.record, unchecked, sig)
+            for s, sig in zip(chosen, signatures, strict=True)
+        ], problems
     now = digests_now(reports_dir, [s.record for s in chosen])
     entries = [
-        ReviewEntry(s.path.name, s.record, evidence_status(s.record.get("evidence") or [], now))
-        for s in chosen
+        ReviewEntry(
+            s.path.name, s.record, evidence_status(s.record.get("evidence") or [], now), sig
+        )
+        for s, sig in zip(chosen, signatures, strict=True)
     ]
     return entries, problems
 

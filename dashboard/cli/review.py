@@ -37,6 +37,14 @@ from dashboard.cli.common import (
     load,
     reports_source,
 )
+from dashboard.cli.signing import (
+    add_allowed_signers_option,
+    add_sign_key_option,
+    allowed_signers,
+    config_of,
+    print_ledger_check,
+    signer,
+)
 from dashboard.data.sources import SourceError
 
 if TYPE_CHECKING:
@@ -94,6 +102,7 @@ def register(subparsers: Any) -> None:
     signoff.add_argument("--decision", required=True, choices=DECISIONS)
     signoff.add_argument("--by", required=True, metavar="NAME", help="who decides")
     signoff.add_argument("--comment", default="", metavar="TEXT")
+    add_sign_key_option(signoff)
     add_load_options(signoff)
     signoff.set_defaults(handler=cmd_signoff, walk_ahead=True)
 
@@ -115,6 +124,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="exit 1 when a listed approval's evidence has changed or gone since (needs SRC)",
     )
+    reviews.add_argument(
+        "--check",
+        action="store_true",
+        help="walk the ledger: every record's link to the one before it and every signature; "
+        "exit 1 naming the record that breaks it",
+    )
+    add_allowed_signers_option(reviews)
     add_reviews_option(reviews)
     add_load_options(reviews)
     reviews.set_defaults(handler=cmd_reviews)
@@ -310,11 +326,12 @@ def cmd_signoff(args: argparse.Namespace) -> int:
     from dashboard.render.visible import visible
 
     reviews = reviews_dir_of(args)
+    sign = signer(args)
     con = load(args)
     review = build(args, con)
     try:
         record = signoff_record(review, decision=args.decision, by=args.by, comment=args.comment)
-        path = write_signoff(reviews, record)
+        path = write_signoff(reviews, record, sign=sign)
     except AlreadyRecorded as exc:
         raise UsageError(f"{exc}; nothing new was written") from exc
     except ValueError as exc:
@@ -328,7 +345,8 @@ def cmd_signoff(args: argparse.Namespace) -> int:
     print(
         f"relidash: {args.decision} {visible(review.suite)} {visible(review.release)} by "
         f"{visible(record['by'])} (identity not verified), verdict {review.verdict}; "
-        f"recorded in {visible(path)}",
+        f"recorded in {visible(path)}"
+        + (f", signed with {visible(args.sign_key)} ({visible(path)}.sig)" if sign else ""),
         file=sys.stderr,
     )
     return EXIT_OK
@@ -341,9 +359,17 @@ def cmd_reviews(args: argparse.Namespace) -> int:
     if args.strict and args.directory is None:
         raise UsageError("--strict checks the evidence against the reports: give SRC")
     reviews = reviews_dir_of(args)
+    signers = allowed_signers(args, config_of(args))
+    if args.check:
+        return print_ledger_check(reviews, signers)
     source = reports_source(args) if args.directory is not None else None
     entries, problems = _history(
-        reviews, source, suite=args.suite, release=args.release, decision=args.decision
+        reviews,
+        source,
+        suite=args.suite,
+        release=args.release,
+        decision=args.decision,
+        allowed_signers=signers,
     )
     changed_approvals = approved_and_changed(entries)
     if args.json:
@@ -385,6 +411,7 @@ def _print_reviews(reviews: Path, entries: list[Any]) -> None:
         print(
             f"{visible(r['time'])}  {one_line(r['suite'], 30)} {one_line(r['release'], 20)}"
             f"  {r['decision']:<11} by {one_line(who, 40)}  evidence {e.evidence.status}"
+            f"  {one_line(e.signature.describe(), 80)}"
         )
         if r.get("comment"):
             print(f"    {one_line(r['comment'], 100)}")

@@ -1,0 +1,129 @@
+"""The signing options of `signoff`, `reviews`, `verify` and `policy register`, and the
+ledger check `relidash reviews --check` prints.
+
+`--sign-key PATH` signs a record with an OpenSSH private key (ssh-keygen -Y sign, namespace
+relidash-signoff); `--allowed-signers FILE` (else relidash.toml's `[review]
+allowed_signers`, a path relative to that file) names who may sign.
+
+Must not: read or write records itself (data.signoffs does), or judge the chain
+(data.ledger, analysis.ledger_state).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dashboard.cli.common import EXIT_FAILED, EXIT_OK, UsageError
+
+
+def add_sign_key_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="PATH",
+        help="sign the record with this OpenSSH private key (ssh-keygen -Y sign); the "
+        "signature is stored beside it as RECORD.json.sig",
+    )
+
+
+def add_allowed_signers_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allowed-signers",
+        type=Path,
+        metavar="FILE",
+        help="who may sign: an ssh-keygen allowed-signers file (default: relidash.toml's "
+        "[review] allowed_signers)",
+    )
+
+
+def signer(args: argparse.Namespace) -> Callable[[bytes], bytes] | None:
+    """The function that signs a record's bytes with --sign-key, checked now (before the
+    load), or None without the option. UsageError for a missing key or ssh-keygen."""
+    from dashboard.data.sshsig import SigningError, sign_bytes, ssh_keygen
+
+    key: Path | None = getattr(args, "sign_key", None)
+    if key is None:
+        return None
+    try:
+        ssh_keygen()
+    except SigningError as exc:
+        raise UsageError(f"--sign-key: {exc}") from exc
+    if not key.is_file():
+        raise UsageError(f"--sign-key {key}: no such private key file")
+
+    def sign(data: bytes) -> bytes:
+        try:
+            return sign_bytes(data, key)
+        except SigningError as exc:
+            raise UsageError(f"{exc}; nothing was recorded") from exc
+
+    return sign
+
+
+def allowed_signers(args: argparse.Namespace, config: Path | None) -> Path | None:
+    """--allowed-signers, else `[review] allowed_signers` of `config` (relidash.toml)."""
+    given: Path | None = getattr(args, "allowed_signers", None)
+    if given is not None:
+        if not given.is_file():
+            raise UsageError(f"--allowed-signers {given}: no such file")
+        return given
+    if config is None or not config.is_file():
+        return None
+    try:
+        document: dict[str, Any] = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{config}: cannot be read for [review] allowed_signers ({exc})") from exc
+    review = document.get("review")
+    named = review.get("allowed_signers") if isinstance(review, dict) else None
+    if named is None:
+        return None
+    if not isinstance(named, str) or not named:
+        raise UsageError(f"{config}: [review] allowed_signers must be a file path")
+    path = Path(named).expanduser()
+    path = path if path.is_absolute() else config.parent / path
+    if not path.is_file():
+        raise UsageError(f"{config}: [review] allowed_signers names {path}, which does not exist")
+    return path
+
+
+def config_of(args: argparse.Namespace) -> Path | None:
+    """The reports source's relidash.toml as a local file, when SRC was given."""
+    from dashboard.cli.common import reports_source
+    from dashboard.data.sources import SourceError
+
+    if getattr(args, "directory", None) is None:
+        return None
+    try:
+        return reports_source(args).config_file()
+    except SourceError:
+        return None
+
+
+def print_ledger_check(reviews: Path, signers: Path | None) -> int:
+    """`reviews --check`: the ledger's state, each break named; 0 when it holds, else 1."""
+    from dashboard.analysis.ledger_state import check_ledger
+    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.render.visible import visible
+
+    try:
+        state = check_ledger(reviews, signers)
+    except ReviewsDirError as exc:
+        raise UsageError(str(exc)) from exc
+    print(visible(state.summary()))
+    for b in state.breaks:
+        print(f"  {b.kind}: {visible(b.file)} {visible(b.reason)}")
+    if state.chain.head_sha256:
+        print(f"  last record's SHA-256: {state.chain.head_sha256}")
+    if not state.holds:
+        first = state.breaks[0]
+        print(
+            f"relidash: the ledger breaks at {visible(first.file)} ({first.kind})",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    return EXIT_OK
