@@ -419,6 +419,29 @@ def review_base(version: int, suite: str, release: str, k: int, count_agent_erro
     return default_base(catalog().cursor(), releases, release, k, count_agent_errors)
 
 
+def allowed_signers() -> Path | None:
+    """relidash.toml's `[review] allowed_signers`, or None (a warning when unusable)."""
+    from dashboard.data.sshsig import configured_signers
+
+    try:
+        return configured_signers(source().config_file())
+    except (ValueError, SourceError) as exc:
+        st.warning(f"Signatures cannot be checked against allowed signers: {md(exc)}")
+        return None
+
+
+def ledger_state() -> Any:
+    """The reviews directory's chain and signatures (analysis.ledger_state), read fresh."""
+    from dashboard.analysis.ledger_state import check_ledger
+    from dashboard.data.signoffs import ReviewsDirError
+
+    try:
+        return check_ledger(reviews_dir(), allowed_signers())
+    except ReviewsDirError as exc:
+        st.warning(f"The ledger cannot be checked: {md(exc)}")
+        return None
+
+
 def review_history(
     suite: str | None = None, release: str | None = None, decision: str | None = None
 ) -> tuple[list[Any], list[Any]]:
@@ -428,7 +451,14 @@ def review_history(
     from dashboard.data.signoffs import ReviewsDirError
 
     try:
-        return history(reviews_dir(), source(), suite=suite, release=release, decision=decision)
+        return history(
+            reviews_dir(),
+            source(),
+            suite=suite,
+            release=release,
+            decision=decision,
+            allowed_signers=allowed_signers(),
+        )
     except (ReviewsDirError, SourceError) as exc:
         st.warning(f"Sign-offs cannot be listed: {md(exc)}")
         return [], []

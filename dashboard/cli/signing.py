@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from dashboard.cli.common import EXIT_FAILED, EXIT_OK, UsageError
 
@@ -72,23 +70,12 @@ def allowed_signers(args: argparse.Namespace, config: Path | None) -> Path | Non
         if not given.is_file():
             raise UsageError(f"--allowed-signers {given}: no such file")
         return given
-    if config is None or not config.is_file():
-        return None
+    from dashboard.data.sshsig import configured_signers
+
     try:
-        document: dict[str, Any] = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{config}: cannot be read for [review] allowed_signers ({exc})") from exc
-    review = document.get("review")
-    named = review.get("allowed_signers") if isinstance(review, dict) else None
-    if named is None:
-        return None
-    if not isinstance(named, str) or not named:
-        raise UsageError(f"{config}: [review] allowed_signers must be a file path")
-    path = Path(named).expanduser()
-    path = path if path.is_absolute() else config.parent / path
-    if not path.is_file():
-        raise UsageError(f"{config}: [review] allowed_signers names {path}, which does not exist")
-    return path
+        return configured_signers(config)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def config_of(args: argparse.Namespace) -> Path | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -128,6 +129,28 @@ def _check(
             if done.returncode == 0:
                 return SignatureCheck(VERIFIED, signer=principal)
     return SignatureCheck(NOT_VERIFIED, reason="the bytes are not the ones signed")
+
+
+def configured_signers(config: Path | None) -> Path | None:
+    """`[review] allowed_signers` of relidash.toml (`config`; a relative path is relative to
+    it), or None when it names none. ValueError, one sentence, for an unusable setting."""
+    if config is None or not config.is_file():
+        return None
+    try:
+        document = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{config}: cannot be read for [review] allowed_signers ({exc})") from exc
+    review = document.get("review")
+    named = review.get("allowed_signers") if isinstance(review, dict) else None
+    if named is None:
+        return None
+    if not isinstance(named, str) or not named:
+        raise ValueError(f"{config}: [review] allowed_signers must be a file path")
+    path = Path(named).expanduser()
+    path = path if path.is_absolute() else config.parent / path
+    if not path.is_file():
+        raise ValueError(f"{config}: [review] allowed_signers names {path}, which does not exist")
+    return path
 
 
 def _run(argv: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:

@@ -42,6 +42,19 @@ else:
         st.warning(f"{changed} sign-off(s) rest on evidence that has changed or gone since.")
     st.dataframe(table, hide_index=True, width="stretch")
     download(table, "reviews")
+ledger = app_state.ledger_state()
+if ledger is not None and ledger.chain.order:
+    st.subheader("Ledger")
+    (st.success if ledger.holds else st.error)(md(ledger.summary()))
+    if not ledger.holds:
+        st.dataframe(
+            review_tables.ledger_breaks_table(ledger.breaks), hide_index=True, width="stretch"
+        )
+    if ledger.chain.head_sha256:
+        st.caption(
+            f"The last record's SHA-256 is {ledger.chain.head_sha256}: noted elsewhere (a "
+            "ticket, a packet), it shows later that no record was cut from the end."
+        )
 if problems:
     st.subheader(f"Problems ({len(problems)})")
     st.caption("Files in the reviews directory that are not sign-off records; left as they are.")

@@ -1,0 +1,75 @@
+"""The Reviews page shows the ledger's state (AppTest): a chain that holds, and one with a
+record edited by hand, named on the page; each sign-off's signature in its table."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dashboard.data.signoffs import write_signoff
+from dashboard.data.sshsig import sign_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "dashboard" / "app" / "main.py"
+SAMPLE = ROOT / "sample_reports" / "support-agent"
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH")
+
+
+@pytest.fixture
+def reviews(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    reports = tmp_path / "reports"
+    shutil.copytree(SAMPLE, reports / "support-agent")
+    key = tmp_path / "ada"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    public = " ".join(key.with_suffix(".pub").read_text().split()[:2])
+    (tmp_path / "allowed_signers").write_text(f"ada@example.com {public}\n")
+    (reports / "relidash.toml").write_text('[review]\nallowed_signers = "../allowed_signers"\n')
+    rdir = tmp_path / "reviews"
+    for n in range(3):
+        record = {"suite": "support-agent", "release": f"v{n}", "decision": "approved",
+                  "time": f"2026-12-01T07:3{n}:00Z", "by": "Ada"}  # fmt: skip
+        write_signoff(rdir, record, sign=(lambda d: sign_bytes(d, key)) if n == 0 else None)
+    monkeypatch.setenv("RELIDASH_REPORTS", str(reports))
+    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
+    monkeypatch.setenv("RELIDASH_REVIEWS", str(rdir))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield rdir
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def open_reviews() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("page_scripts/reviews.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title] == ["Reviews"]
+    return at
+
+
+def test_reviews_page_shows_the_ledger_and_the_record_that_breaks_it(reviews: Path) -> None:
+    at = open_reviews()
+    assert [s.value for s in at.subheader] == ["Ledger"]
+    assert any(
+        "The ledger holds: 3 records, 3 in one chain" in s.value.replace("\\", "")
+        for s in at.success
+    ), [s.value for s in at.success]
+    signatures = list(at.dataframe[0].value["signature"])
+    assert signatures == ["unsigned", "unsigned", "signed by ada@example.com, verified"]
+
+    middle = sorted(reviews.glob("*.json"))[1]
+    middle.write_bytes(middle.read_bytes().replace(b'"approved"', b'"rejected"'))
+    at = open_reviews()
+    assert any("The ledger does not hold" in e.value.replace("\\", "") for e in at.error)
+    breaks = at.dataframe[1].value
+    assert list(breaks["record"]) == [middle.name]
+    assert list(breaks["break"]) == ["edited"]
