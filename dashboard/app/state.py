@@ -419,46 +419,17 @@ def review_base(version: int, suite: str, release: str, k: int, count_agent_erro
     return default_base(catalog().cursor(), releases, release, k, count_agent_errors)
 
 
-def allowed_signers() -> Path | None:
-    """relidash.toml's `[review] allowed_signers`, or None (a warning when unusable)."""
-    from dashboard.data.sshsig import configured_signers
-
-    try:
-        return configured_signers(source().config_file())
-    except (ValueError, SourceError) as exc:
-        st.warning(f"Signatures cannot be checked against allowed signers: {md(exc)}")
-        return None
-
-
-def ledger_state() -> Any:
-    """The reviews directory's chain and signatures (analysis.ledger_state), read fresh."""
-    from dashboard.analysis.ledger_state import check_ledger
-    from dashboard.data.signoffs import ReviewsDirError
-
-    try:
-        return check_ledger(reviews_dir(), allowed_signers())
-    except ReviewsDirError as exc:
-        st.warning(f"The ledger cannot be checked: {md(exc)}")
-        return None
-
-
 def review_history(
-    suite: str | None = None, release: str | None = None, decision: str | None = None
+    allowed_signers: Path | None = None, **filters: str | None
 ) -> tuple[list[Any], list[Any]]:
     """Sign-offs with their evidence status now: read fresh each run (records are small and
-    another replica or the CLI may have added one)."""
+    another replica or the CLI may have added one); `filters`: suite, release, decision;
+    signatures checked against `allowed_signers` (app.ledger_view.allowed_signers)."""
     from dashboard.analysis.review_history import review_history as history
     from dashboard.data.signoffs import ReviewsDirError
 
     try:
-        return history(
-            reviews_dir(),
-            source(),
-            suite=suite,
-            release=release,
-            decision=decision,
-            allowed_signers=allowed_signers(),
-        )
+        return history(reviews_dir(), source(), allowed_signers=allowed_signers, **filters)
     except (ReviewsDirError, SourceError) as exc:
         st.warning(f"Sign-offs cannot be listed: {md(exc)}")
         return [], []

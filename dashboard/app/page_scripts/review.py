@@ -3,6 +3,7 @@ changed, the lottery cases, the evidence; a sign-off bound to that evidence."""
 
 import streamlit as st
 
+from dashboard.app import ledger_view
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
 from dashboard.app.widgets import (
@@ -129,7 +130,9 @@ st.caption(
 )
 
 st.subheader("Sign-off")
-entries, record_problems = app_state.review_history(suite=review.suite, release=review.release)
+entries, record_problems = app_state.review_history(
+    ledger_view.allowed_signers(), suite=review.suite, release=review.release
+)
 if entries:
     st.dataframe(review_tables.signoffs_table(entries), hide_index=True, width="stretch")
 if record_problems:

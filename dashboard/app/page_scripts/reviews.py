@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dashboard.app import ledger_view
 from dashboard.app import state as app_state
 from dashboard.app.widgets import download
 from dashboard.render import review_tables
@@ -12,7 +13,8 @@ st.caption(
     f"Sign-offs in {md(app_state.reviews_dir())}. Evidence is checked now: unchanged (every "
     "report file has the digest it had when signed), changed (which files), or missing."
 )
-entries, problems = app_state.review_history()
+signers = ledger_view.allowed_signers()
+entries, problems = app_state.review_history(allowed_signers=signers)
 c1, c2, c3 = st.columns(3)
 suites = sorted({str(e.record.get("suite")) for e in entries})
 with c1:
@@ -42,7 +44,7 @@ else:
         st.warning(f"{changed} sign-off(s) rest on evidence that has changed or gone since.")
     st.dataframe(table, hide_index=True, width="stretch")
     download(table, "reviews")
-ledger = app_state.ledger_state()
+ledger = ledger_view.ledger_state()
 if ledger is not None and ledger.chain.order:
     st.subheader("Ledger")
     (st.success if ledger.holds else st.error)(md(ledger.summary()))
