@@ -10,6 +10,7 @@ Must not: write or edit a record, import Streamlit, or format.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,12 @@ from dashboard.analysis.review import (
     changed_after_approval,
     evidence_status,
 )
-from dashboard.data.signoffs import SignoffProblem, file_sha256, read_signoffs
+from dashboard.data.signoffs import (
+    SignoffProblem,
+    file_sha256,
+    read_signoffs,
+    serialise_signoff,
+)
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.sshsig import UNSIGNED, SignatureCheck, check_signature
 
@@ -36,6 +42,7 @@ class ReviewEntry:
     record: Mapping[str, Any]
     evidence: EvidenceStatus
     signature: SignatureCheck = SignatureCheck(UNSIGNED)
+    armored: str = ""  # the signature file's text, "" when unsigned
 
     def as_json(self) -> dict[str, Any]:
         """The entry of `relidash reviews --json`."""
@@ -109,17 +116,38 @@ def review_history(
     if reports_dir is None:
         unchecked = EvidenceStatus(NOT_CHECKED, ())
         return [
-            ReviewEntry(s.path.name, s.record, unchecked, sig)
+            ReviewEntry(s.path.name, s.record, unchecked, sig, _armored(s.signature))
             for s, sig in zip(chosen, signatures, strict=True)
         ], problems
     now = digests_now(reports_dir, [s.record for s in chosen])
     entries = [
         ReviewEntry(
-            s.path.name, s.record, evidence_status(s.record.get("evidence") or [], now), sig
+            s.path.name,
+            s.record,
+            evidence_status(s.record.get("evidence") or [], now),
+            sig,
+            _armored(s.signature),
         )
         for s, sig in zip(chosen, signatures, strict=True)
     ]
     return entries, problems
+
+
+def _armored(signature: bytes | None) -> str:
+    return signature.decode("ascii", "replace") if signature else ""
+
+
+def packet_signatures(entries: Sequence[ReviewEntry]) -> dict[str, dict[str, str]]:
+    """{SHA-256 of the record's bytes: {signature, status_text}} of the signed entries, as a
+    packet carries them (render.packet_records)."""
+    return {
+        hashlib.sha256(serialise_signoff(dict(e.record))).hexdigest(): {
+            "signature": e.armored,
+            "status_text": e.signature.describe(),
+        }
+        for e in entries
+        if e.armored
+    }
 
 
 def approved_and_changed(entries: Sequence[ReviewEntry]) -> list[ReviewEntry]:

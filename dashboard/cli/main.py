@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dashboard.cli import ci, plan, reports, review, simulate
+from dashboard.cli import ci, plan, policy, reports, review, simulate
 from dashboard.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 from dashboard.data.walk import abandon_walk, walk_ahead
 
@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     ci.register(sub)
     plan.register(sub)
     review.register(sub)
+    policy.register(sub)
     simulate.register(sub)
     return parser
 

@@ -43,6 +43,7 @@ from dashboard.cli.signing import (
     allowed_signers,
     config_of,
     print_ledger_check,
+    review_criteria,
     signer,
 )
 from dashboard.data.sources import SourceError
@@ -92,6 +93,7 @@ def register(subparsers: Any) -> None:
     _review_target(review)
     review.add_argument("--out", type=Path, required=True, metavar="FILE.html")
     review.add_argument("--pdf", type=Path, metavar="FILE.pdf", help="also print it to PDF")
+    add_allowed_signers_option(review)
     add_load_options(review)
     review.set_defaults(handler=cmd_review, walk_ahead=True)
 
@@ -152,6 +154,7 @@ def register(subparsers: Any) -> None:
     verify.add_argument(
         "--verbose", action="store_true", help="also list file paths, digests and raw keys"
     )
+    add_allowed_signers_option(verify)
     add_load_options(verify)
     verify.set_defaults(handler=cmd_verify, walk_ahead=True)
 
@@ -247,25 +250,34 @@ def write_file(path: Path, data: bytes) -> None:
 
 def cmd_review(args: argparse.Namespace) -> int:
     from dashboard.analysis.review import utc_now
+    from dashboard.analysis.review_history import packet_signatures
     from dashboard.render.packet import render_packet
+    from dashboard.render.visible import visible
 
     source = reports_source(args)
     _outside_reports(args.out, source)
     if args.pdf is not None:
         _outside_reports(args.pdf, source)
     reviews = reviews_dir_of(args)
+    signers = allowed_signers(args, config_of(args))
     con = load(args)
     review = build(args, con)
     history = packet_history(con, review)
-    entries, _ = _history(reviews, source, suite=review.suite, release=review.release)
+    entries, _ = _history(
+        reviews, source, suite=review.suite, release=review.release, allowed_signers=signers
+    )
+    criteria = review_criteria(con, reviews, review)
     html = render_packet(
         review,
         signoffs=[dict(e.record) for e in entries],
         history=history,
         generated_at=utc_now(),
+        signatures=packet_signatures(entries),
+        criteria=criteria.as_json(),
     )
     write_file(args.out, html.encode("utf-8"))
     print(f"relidash: wrote the review packet {args.out} ({review.verdict})", file=sys.stderr)
+    print(f"relidash: {visible(criteria.sentence())}", file=sys.stderr)
     matching = review.comparison.matching_note if review.comparison is not None else None
     for note in (review.base_note, matching):
         if note:
@@ -438,6 +450,7 @@ def _stored_signoffs(reviews: Path, source: ReportSource, packet: dict[str, Any]
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from dashboard.analysis.packet_ledger import carried, criteria_finding, signature_findings
     from dashboard.analysis.policy import PolicyError
     from dashboard.analysis.releases import UnknownName
     from dashboard.analysis.review import build_review, moved_numbers, review_json
@@ -460,10 +473,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         block = parse_packet(text)
         packet, shown, generated_at = packet_parts(block)
+        signatures, criteria = carried(block)
     except MalformedPacket as exc:
         raise UsageError(f"{args.packet}: {exc}") from exc
     source = reports_source(args)
     reviews = reviews_dir_of(args)
+    signers = allowed_signers(args, config_of(args))
     if shown and not reviews.is_dir():
         raise UsageError(
             f"the packet shows {len(shown)} sign-off(s), checked against the reviews directory "
@@ -498,6 +513,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         version_now=relidash_version(),
     )
     differences = []
+    findings = []
     if fresh is not None:
         written = as_written(fresh, packet, block.get("suite_releases"))
         rendered = render_packet(
@@ -505,8 +521,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
             signoffs=shown,
             history=packet_history(con, written),
             generated_at=generated_at,
+            signatures=signatures,
+            criteria=criteria,
         )
         differences = visible_differences(text, rendered)
+        findings = signature_findings(shown, signatures, signers)
+        findings.append(criteria_finding(criteria, review_criteria(con, reviews, fresh)))
     for line in verify_lines(
         verification,
         differences,
@@ -516,5 +536,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raw_moved=moved_numbers(packet, fresh_json) if fresh_json is not None else (),
     ):
         print(visible(line))  # suite, release, slice and rule names come from files
-    print(conclusion(verification, differences), file=sys.stderr)
-    return EXIT_OK if verification.holds(bool(differences)) else EXIT_FAILED
+    for finding in findings:
+        print(visible(("  " if finding.holds else "✗ ") + finding.line))
+    broken = [f for f in findings if not f.holds]
+    if broken and verification.holds(bool(differences)):
+        print(f"relidash: the packet does not hold: {visible(broken[0].line)}", file=sys.stderr)
+    else:
+        print(conclusion(verification, differences), file=sys.stderr)
+    return EXIT_OK if verification.holds(bool(differences)) and not broken else EXIT_FAILED

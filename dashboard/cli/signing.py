@@ -15,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from dashboard.cli.common import EXIT_FAILED, EXIT_OK, UsageError
 
@@ -114,3 +115,19 @@ def print_ledger_check(reviews: Path, signers: Path | None) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+def review_criteria(con: Any, reviews: Path, review: Any) -> Any:
+    """Whether the review's policy was registered before its release's first report
+    (analysis.preregistration.Preregistration); an unlistable reviews directory is a
+    usage error."""
+    from dashboard.analysis.preregistration import preregistration
+    from dashboard.analysis.summary import report_overview
+    from dashboard.data.signoffs import ReviewsDirError
+
+    try:
+        return preregistration(
+            reviews, report_overview(con), review.suite, review.release, review.policy.sha256
+        )
+    except ReviewsDirError as exc:
+        raise UsageError(str(exc)) from exc
