@@ -93,6 +93,12 @@ def register(subparsers: Any) -> None:
     _review_target(review)
     review.add_argument("--out", type=Path, required=True, metavar="FILE.html")
     review.add_argument("--pdf", type=Path, metavar="FILE.pdf", help="also print it to PDF")
+    review.add_argument(
+        "--attestation",
+        type=Path,
+        metavar="FILE.json",
+        help="also write an in-toto Statement (test-result predicate) of the review",
+    )
     add_allowed_signers_option(review)
     add_load_options(review)
     review.set_defaults(handler=cmd_review, walk_ahead=True)
@@ -249,6 +255,7 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    from dashboard.analysis.attestation import statement
     from dashboard.analysis.review import utc_now
     from dashboard.analysis.review_history import packet_signatures
     from dashboard.render.packet import render_packet
@@ -256,8 +263,9 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     source = reports_source(args)
     _outside_reports(args.out, source)
-    if args.pdf is not None:
-        _outside_reports(args.pdf, source)
+    for extra in (args.pdf, args.attestation):
+        if extra is not None:
+            _outside_reports(extra, source)
     reviews = reviews_dir_of(args)
     signers = allowed_signers(args, config_of(args))
     con = load(args)
@@ -278,6 +286,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     write_file(args.out, html.encode("utf-8"))
     print(f"relidash: wrote the review packet {args.out} ({review.verdict})", file=sys.stderr)
     print(f"relidash: {visible(criteria.sentence())}", file=sys.stderr)
+    if args.attestation is not None:
+        document = statement(review, criteria.as_json())
+        write_file(args.attestation, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
+        print(f"relidash: wrote the in-toto statement {visible(args.attestation)}", file=sys.stderr)
     matching = review.comparison.matching_note if review.comparison is not None else None
     for note in (review.base_note, matching):
         if note:
