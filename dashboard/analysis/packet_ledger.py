@@ -1,6 +1,7 @@
 """What `relidash verify` checks of a packet's ledger part, offline: each carried signature
 against the record it is over (its bytes rebuilt exactly by data.signoffs.serialise_signoff)
-and the allowed signers, and the criteria's registration against the reviews directory now.
+and the allowed signers, the criteria's registration against the reviews directory now,
+and the evidence files' trial records against their own digests.
 
 Must not: read the packet file (the CLI does), write anything, or import Streamlit.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dashboard.analysis.evidence_integrity import FileIntegrity
 from dashboard.analysis.preregistration import Preregistration
 from dashboard.analysis.verifying import MalformedPacket
 from dashboard.data.signoffs import serialise_signoff
@@ -72,3 +74,8 @@ def criteria_finding(shown: Mapping[str, Any] | None, now: Preregistration) -> F
         f"criteria: the packet says {shown.get('status')!r}"
         f" (registered {shown.get('registered_at')}), the reviews directory now {now.sentence()}",
     )
+
+
+def integrity_findings(files: Sequence[FileIntegrity]) -> list[Finding]:
+    """One finding per evidence file with trial digests: an edited one does not hold."""
+    return [Finding(not f.edited, f.sentence()) for f in files if f.trials]

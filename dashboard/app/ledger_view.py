@@ -1,6 +1,7 @@
 """The ledger as the pages see it: who may sign (relidash.toml's `[review]
 allowed_signers`) and the reviews directory's chain and signatures, read fresh each run
-(another replica or the CLI may have added a record).
+(another replica or the CLI may have added a record); whether a review's evidence files
+are as their writer left them (trial digests), and its criteria's registration.
 
 Must not: write a record, or format (render.review_tables does).
 """
@@ -38,3 +39,39 @@ def ledger_state() -> Any:
     except ReviewsDirError as exc:
         st.warning(f"The ledger cannot be checked: {md(exc)}")
         return None
+
+
+def edited_evidence(review: Any) -> list[str]:
+    """The sentences of the review's evidence files whose trial records do not match their
+    digests: cached by the files' SHA-256, since the same bytes give the same answer."""
+    key = tuple((e.path, e.role, e.sha256) for e in review.evidence)
+    return _edited_evidence(key, review)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _edited_evidence(key: tuple[tuple[str, str, str], ...], _review: Any) -> list[str]:
+    from dashboard.analysis.evidence_integrity import evidence_integrity
+
+    try:
+        files = evidence_integrity(_review, app_state.source())
+    except SourceError:
+        return []
+    return [f.sentence() for f in files if f.edited]
+
+
+def criteria(review: Any) -> str | None:
+    """Whether the review's policy was registered before its results (one sentence)."""
+    from dashboard.analysis.preregistration import preregistration
+    from dashboard.data.signoffs import ReviewsDirError
+
+    try:
+        found = preregistration(
+            app_state.reviews_dir(),
+            app_state.overview(app_state.version()),
+            review.suite,
+            review.release,
+            review.policy.sha256,
+        )
+    except ReviewsDirError:
+        return None
+    return found.sentence()

@@ -256,6 +256,7 @@ def write_file(path: Path, data: bytes) -> None:
 
 def cmd_review(args: argparse.Namespace) -> int:
     from dashboard.analysis.attestation import statement
+    from dashboard.analysis.evidence_integrity import integrity_json
     from dashboard.analysis.review import utc_now
     from dashboard.analysis.review_history import packet_signatures
     from dashboard.render.packet import render_packet
@@ -275,6 +276,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         reviews, source, suite=review.suite, release=review.release, allowed_signers=signers
     )
     criteria = review_criteria(con, reviews, review)
+    integrity = _integrity(review, source)
     html = render_packet(
         review,
         signoffs=[dict(e.record) for e in entries],
@@ -282,10 +284,14 @@ def cmd_review(args: argparse.Namespace) -> int:
         generated_at=utc_now(),
         signatures=packet_signatures(entries),
         criteria=criteria.as_json(),
+        integrity=integrity_json(integrity),
     )
     write_file(args.out, html.encode("utf-8"))
     print(f"relidash: wrote the review packet {args.out} ({review.verdict})", file=sys.stderr)
     print(f"relidash: {visible(criteria.sentence())}", file=sys.stderr)
+    for f in integrity:
+        if f.edited:
+            print(f"relidash: warning: {visible(f.sentence())}", file=sys.stderr)
     if args.attestation is not None:
         document = statement(review, criteria.as_json())
         write_file(args.attestation, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
@@ -298,6 +304,16 @@ def cmd_review(args: argparse.Namespace) -> int:
         print_pdf(args.out, args.pdf)
         print(f"relidash: wrote {args.pdf}", file=sys.stderr)
     return EXIT_OK
+
+
+def _integrity(review: Any, source: ReportSource) -> Any:
+    """The evidence files' trial records against their digests (evidence_integrity)."""
+    from dashboard.analysis.evidence_integrity import evidence_integrity
+
+    try:
+        return evidence_integrity(review, source)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def print_pdf(html: Path, pdf: Path) -> None:
@@ -462,7 +478,12 @@ def _stored_signoffs(reviews: Path, source: ReportSource, packet: dict[str, Any]
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from dashboard.analysis.packet_ledger import carried, criteria_finding, signature_findings
+    from dashboard.analysis.packet_ledger import (
+        carried,
+        criteria_finding,
+        integrity_findings,
+        signature_findings,
+    )
     from dashboard.analysis.policy import PolicyError
     from dashboard.analysis.releases import UnknownName
     from dashboard.analysis.review import build_review, moved_numbers, review_json
@@ -486,6 +507,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         block = parse_packet(text)
         packet, shown, generated_at = packet_parts(block)
         signatures, criteria = carried(block)
+        integrity_shown = block.get("trial_digests")
     except MalformedPacket as exc:
         raise UsageError(f"{args.packet}: {exc}") from exc
     source = reports_source(args)
@@ -535,9 +557,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
             generated_at=generated_at,
             signatures=signatures,
             criteria=criteria,
+            integrity=integrity_shown if isinstance(integrity_shown, list) else None,
         )
         differences = visible_differences(text, rendered)
-        findings = signature_findings(shown, signatures, signers)
+        # an evidence file whose trials match is listed with the paths, under --verbose
+        findings = [
+            f for f in integrity_findings(_integrity(fresh, source)) if args.verbose or not f.holds
+        ]
+        findings += signature_findings(shown, signatures, signers)
         findings.append(criteria_finding(criteria, review_criteria(con, reviews, fresh)))
     for line in verify_lines(
         verification,

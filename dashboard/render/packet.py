@@ -40,7 +40,12 @@ from dashboard.analysis.verifying import MalformedPacket
 from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_detail, strict_line
-from dashboard.render.packet_records import carried_signatures, for_release, signoff_rows
+from dashboard.render.packet_records import (
+    carried_signatures,
+    for_release,
+    integrity_html,
+    signoff_rows,
+)
 from dashboard.render.review_tables import p_text, slices_note
 
 PACKET_BLOCK_ID: Final = "relidash-review"
@@ -474,13 +479,15 @@ def render_packet(
     generated_at: str,
     signatures: Mapping[str, Mapping[str, str]] | None = None,
     criteria: Mapping[str, Any] | None = None,
+    integrity: Sequence[Mapping[str, Any]] | None = None,
 ) -> str:
     """The review packet as one HTML document (no script needed, nothing loaded).
 
     `signoffs` are sign-off records; those of this suite and release are shown and carried.
     `history` is the suite's release table at the review's k (analysis.releases.release_table),
     drawn as pass@k and pass^k across releases when given. `signatures` (record SHA-256 ->
-    {signature, status_text}) and `criteria` (Preregistration.as_json) are carried when given.
+    {signature, status_text}), `criteria` (Preregistration.as_json) and `integrity`
+    (evidence_integrity.integrity_json) are carried when given.
     """
     records = for_release(review, signoffs)
     carried = carried_signatures(records, signatures or {})
@@ -494,6 +501,8 @@ def render_packet(
         doc["signatures"] = carried
     if criteria is not None:
         doc["criteria"] = dict(criteria)
+    if integrity is not None:
+        doc["trial_digests"] = [dict(f) for f in integrity]
     title = f"relidash review: {review.suite} {review.release} — {review.verdict}"
     body = "".join(
         (
@@ -504,6 +513,7 @@ def render_packet(
             _slices_section(review),
             _lottery_section(review),
             _provenance_section(review),
+            integrity_html(integrity),
             _method_section(review),
             _signoffs_section(review, records, carried, criteria),
             f"<footer>Generated {_e(generated_at)} by relidash {_e(review.relidash_version)}. "

@@ -13,6 +13,7 @@ Must not: run ssh-keygen, read files, or import Streamlit.
 from __future__ import annotations
 
 import hashlib
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -80,3 +81,19 @@ def carried_signatures(
     """The signatures of the shown records only: {record SHA-256: {signature, status_text}}."""
     shown = {record_sha256(r) for r in records}
     return {sha: dict(sig) for sha, sig in signatures.items() if sha in shown}
+
+
+def integrity_html(integrity: Sequence[Mapping[str, Any]] | None) -> str:
+    """The evidence files' trial records against their digests, when any was checked."""
+    if not integrity or not any(int(f.get("trials", 0)) for f in integrity):
+        return ""
+    items = "".join(
+        ("<li><b>" if f.get("edited") else "<li>")
+        + html.escape(str(f["sentence"]))
+        + ("</b></li>" if f.get("edited") else "</li>")
+        for f in integrity
+    )
+    return (
+        '<section id="trial-digests"><h2>Evidence as written</h2>'
+        f"<p>Each trial record against the digest its writer gave it:</p><ul>{items}</ul></section>"
+    )

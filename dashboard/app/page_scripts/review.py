@@ -128,6 +128,11 @@ st.caption(
     f"Policy: {md(review.policy.source)} · SHA-256 {review.policy.sha256} · "
     f"relidash {md(review.relidash_version)}"
 )
+for edited in ledger_view.edited_evidence(review):
+    st.error(md(edited))
+criteria = ledger_view.criteria(review)
+if criteria:
+    st.caption(md(criteria))
 
 st.subheader("Sign-off")
 entries, record_problems = app_state.review_history(
