@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit as st
@@ -73,3 +74,33 @@ def test_reviews_page_shows_the_ledger_and_the_record_that_breaks_it(reviews: Pa
     breaks = at.dataframe[1].value
     assert list(breaks["record"]) == [middle.name]
     assert list(breaks["break"]) == ["edited"]
+
+
+def test_the_pages_packet_carries_signatures_criteria_and_trial_digests(reviews: Path) -> None:
+    from dashboard.app import packet_download
+    from dashboard.app import state as app_state
+    from dashboard.render.packet import parse_packet
+
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()  # loads the catalog the page's packet is built from
+    assert not at.exception
+
+    def packet() -> dict[str, Any]:
+        data = packet_download.review_packet(
+            app_state.version(), "support-agent", "latest", None, None, False
+        )
+        return parse_packet(data.decode("utf-8"))
+
+    release = packet()["review"]["release"]
+    record = {"suite": "support-agent", "release": release, "decision": "approved",
+              "time": "2026-12-02T07:30:00Z", "by": "Ada"}  # fmt: skip
+    key = reviews.parent / "ada"
+    write_signoff(reviews, record, sign=lambda d: sign_bytes(d, key))
+
+    block = packet()
+    assert [s["by"] for s in block["signoffs"]] == ["Ada"]
+    [signature] = block["signatures"].values()
+    assert signature["status_text"] == "signed by ada@example.com, verified"
+    assert block["criteria"]["status"] == "criteria not registered"
+    assert {f["role"] for f in block["trial_digests"]} == {"release", "base"}
+    assert all(f["trials"] > 0 and not f["edited"] for f in block["trial_digests"])

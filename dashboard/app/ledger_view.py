@@ -59,8 +59,20 @@ def _edited_evidence(key: tuple[tuple[str, str, str], ...], _review: Any) -> lis
     return [f.sentence() for f in files if f.edited]
 
 
-def criteria(review: Any) -> str | None:
-    """Whether the review's policy was registered before its results (one sentence)."""
+def evidence_checks(review: Any) -> list[dict[str, Any]]:
+    """Every evidence file's trial records against their digests, as a packet carries them."""
+    from dashboard.analysis.evidence_integrity import evidence_integrity, integrity_json
+
+    try:
+        return integrity_json(evidence_integrity(review, app_state.source()))
+    except SourceError:
+        return []
+
+
+def criteria(review: Any) -> Any:
+    """Whether the review's policy was registered before its results
+    (analysis.preregistration.Preregistration), or None when the reviews directory
+    cannot be read."""
     from dashboard.analysis.preregistration import preregistration
     from dashboard.data.signoffs import ReviewsDirError
 
@@ -74,4 +86,4 @@ def criteria(review: Any) -> str | None:
         )
     except ReviewsDirError:
         return None
-    return found.sentence()
+    return found

@@ -463,31 +463,6 @@ def _approved_but_changed(
         return {}  # the pages that list sign-offs say why
 
 
-def review_packet(
-    version: int,
-    suite: str,
-    release: str,
-    base: str | None,
-    k: int | None,
-    count_agent_errors: bool,
-) -> bytes:
-    """The review packet (one HTML file) for the review the page shows, with its sign-offs
-    as recorded now: not cached, since a sign-off changes it and the catalog version
-    does not."""
-    from dashboard.analysis.review import utc_now
-    from dashboard.render.packet import render_packet
-
-    review = build_review(version, suite, release, base, k, count_agent_errors)
-    entries, _ = review_history(suite=review.suite, release=review.release)
-    html = render_packet(
-        review,
-        signoffs=[dict(e.record) for e in entries],
-        history=release_table(version, suite, review.k, count_agent_errors),
-        generated_at=utc_now(),
-    )
-    return html.encode("utf-8")
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def case_choices(version: int, suite: str, count_agent_errors: bool) -> dict[str, str]:
     from dashboard.analysis.case_story import case_choices as choices

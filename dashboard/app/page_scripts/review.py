@@ -3,7 +3,7 @@ changed, the lottery cases, the evidence; a sign-off bound to that evidence."""
 
 import streamlit as st
 
-from dashboard.app import ledger_view
+from dashboard.app import ledger_view, packet_download
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
 from dashboard.app.widgets import (
@@ -131,8 +131,8 @@ st.caption(
 for edited in ledger_view.edited_evidence(review):
     st.error(md(edited))
 criteria = ledger_view.criteria(review)
-if criteria:
-    st.caption(md(criteria))
+if criteria is not None:
+    st.caption(md(criteria.sentence()))
 
 st.subheader("Sign-off")
 entries, record_problems = app_state.review_history(
@@ -196,7 +196,7 @@ if submitted:
 st.download_button(
     "Download the review packet (HTML)",
     # built when clicked, with the sign-offs recorded by then
-    data=lambda: app_state.review_packet(
+    data=lambda: packet_download.review_packet(
         version, suite, release, None if base in ("(none)", default_base) else base, k, count_errors
     ),
     file_name=f"review-{suite}-{release}.html",
