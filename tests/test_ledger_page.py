@@ -104,3 +104,30 @@ def test_the_pages_packet_carries_signatures_criteria_and_trial_digests(reviews:
     assert block["criteria"]["status"] == "criteria not registered"
     assert {f["role"] for f in block["trial_digests"]} == {"release", "base"}
     assert all(f["trials"] > 0 and not f["edited"] for f in block["trial_digests"])
+
+
+def test_a_server_key_signs_the_pages_sign_offs(reviews: Path) -> None:
+    server = reviews.parent / "server"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(server)], check=True)
+    public = " ".join(server.with_suffix(".pub").read_text().split()[:2])
+    signers = reviews.parent / "server_signers"
+    signers.write_text(f"relidash@reviews.example {public}\n")
+    before = set(reviews.glob("*.json"))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.secrets["review"] = {"sign_key": str(server)}
+    at.run()
+    at.switch_page("page_scripts/review.py")
+    at.run()
+    at.text_input(key="signoff_name").set_value("Grace")
+    next(b for b in at.button if b.label == "Record the sign-off").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    [record] = set(reviews.glob("*.json")) - before
+    with record.open("rb") as data:
+        done = subprocess.run(
+            ["ssh-keygen", "-Y", "verify", "-n", "relidash-signoff", "-f", str(signers),
+             "-I", "relidash@reviews.example", "-s", f"{record}.sig"],
+            stdin=data, capture_output=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr

@@ -29,6 +29,23 @@ def allowed_signers() -> Path | None:
         return None
 
 
+def server_signer() -> Any:
+    """A function signing a page sign-off's bytes with the server's own key (`[review]
+    sign_key` in .streamlit/secrets.toml: a private key file's path), or None. The
+    signature attests that this server recorded the record, with the signed-in identity
+    it holds."""
+    from dashboard.data.sshsig import sign_bytes
+
+    try:
+        named = st.secrets.get("review", {}).get("sign_key")
+    except Exception:  # no secrets file at all
+        return None
+    if not named:
+        return None
+    key = Path(str(named)).expanduser()
+    return lambda data: sign_bytes(data, key)
+
+
 def ledger_state() -> Any:
     """The reviews directory's chain and signatures (analysis.ledger_state), or None."""
     from dashboard.analysis.ledger_state import check_ledger

@@ -170,16 +170,17 @@ if submitted:
         check_reviews_dir,
         write_signoff,
     )
+    from dashboard.data.sshsig import SigningError
 
     try:
         record = signoff_record(
             review, decision=decision, by=name, comment=comment, identity=identity
         )
         check_reviews_dir(app_state.reviews_dir(), app_state.reports_dir())
-        path = write_signoff(app_state.reviews_dir(), record)
+        path = write_signoff(app_state.reviews_dir(), record, sign=ledger_view.server_signer())
     except AlreadyRecorded as exc:
         st.info(f"Nothing new recorded: {md(exc)}.")
-    except (ValueError, ReviewsDirError, OSError) as exc:
+    except (ValueError, ReviewsDirError, OSError, SigningError) as exc:
         st.error(
             f"The sign-off was not recorded: {md(exc)}. What you entered: {decision}, "
             f"by {md(name) or '(no name)'}, comment: {md(comment) or '(none)'}"
