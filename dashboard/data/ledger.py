@@ -102,18 +102,19 @@ def check_chain(files: Sequence[LedgerFile]) -> ChainState:
                 "was slipped into the chain"))  # fmt: skip
     breaks.extend(_prefix_breaks(unchained, roots, chained))
     order: list[str] = []
+    seen: set[str] = set()
     head: LedgerFile | None = None
     stack = list(reversed(roots))
     while stack:
         current = stack.pop()
-        if current.name in order:
+        if current.name in seen:
             continue
+        seen.add(current.name)
         order.append(current.name)
         head = current
-        after = sorted(
-            followers.get(current.name, []), key=lambda a: (_depth(a, followers), _when(a))
-        )
-        if len(after) > 1:
+        after = followers.get(current.name, [])
+        if len(after) > 1:  # a fork: measured only here, so a straight chain walks in O(n)
+            after = sorted(after, key=lambda a: (_depth(a, followers), _when(a)))
             names = ", ".join(a.name for a in after)
             for extra in after[:-1]:
                 breaks.append(ChainBreak(extra.name, "inserted",
@@ -121,7 +122,7 @@ def check_chain(files: Sequence[LedgerFile]) -> ChainState:
                     "slipped into the chain"))  # fmt: skip
         stack.extend(after)  # the longest branch last, so walked first and its end the head
     for f in chained:  # cut off from the first record by a removed one: still listed
-        if f.name not in order:
+        if f.name not in seen:
             order.append(f.name)
     # the newest record none follows: a writer after a break links to the newest end
     ends = [f for f in chained if f.name not in parents]

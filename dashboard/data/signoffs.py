@@ -228,8 +228,8 @@ def read_ledger_files(reviews_dir: Path) -> list[LedgerFile]:
         raw = _raw_bytes(reviews_dir / name)
         if raw is None:
             continue
-        result = _read_one(reviews_dir / name)
-        record = result[1] if not isinstance(result, str) else None
+        parsed = parse_signoff(raw)
+        record = parsed if not isinstance(parsed, str) else None
         time = str(record.get("time", "")) if record is not None else ""
         files.append(LedgerFile(name, hashlib.sha256(raw).hexdigest(), record, time))
     return files
