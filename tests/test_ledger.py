@@ -343,3 +343,23 @@ def test_concurrent_signoffs_all_land_in_one_chain(tmp_path: Path) -> None:
     assert len(read_ledger_files(rdir)) == 45
     roots = [f for f in read_ledger_files(rdir) if (f.record or {})["previous"] is None]
     assert len(roots) == 1
+
+
+def test_records_that_predate_chaining_say_so_when_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rdir = tmp_path / "reviews"
+    rdir.mkdir()
+    data = serialise_signoff(record(1, by="Old"))
+    (rdir / f"20261201T000000Z-{hashlib.sha256(data).hexdigest()[:16]}.json").write_bytes(data)
+    write_signoff(rdir, record(2, by="New"))
+
+    code, out, _ = run_cli(["reviews", "--reviews", str(rdir)], capsys)
+    assert code == 0
+    lines = {("New" in line, line.endswith("(predates chaining)")) for line in out.splitlines()}
+    assert lines == {(True, False), (False, True)}
+    code, out, _ = run_cli(["reviews", "--reviews", str(rdir), "--json"], capsys)
+    assert {e["by"]: e["chained"] for e in json.loads(out)["reviews"]} == {
+        "Old": False,
+        "New": True,
+    }

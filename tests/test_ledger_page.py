@@ -66,6 +66,7 @@ def test_reviews_page_shows_the_ledger_and_the_record_that_breaks_it(reviews: Pa
     ), [s.value for s in at.success]
     signatures = list(at.dataframe[0].value["signature"])
     assert signatures == ["unsigned", "unsigned", "signed by ada@example.com, verified"]
+    assert set(at.dataframe[0].value["chain"]) == {"chained"}
 
     middle = sorted(reviews.glob("*.json"))[1]
     middle.write_bytes(middle.read_bytes().replace(b'"approved"', b'"rejected"'))

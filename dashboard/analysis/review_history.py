@@ -24,6 +24,7 @@ from dashboard.analysis.review import (
     changed_after_approval,
     evidence_status,
 )
+from dashboard.data.ledger import is_chained
 from dashboard.data.signoffs import (
     SignoffProblem,
     file_sha256,
@@ -44,6 +45,12 @@ class ReviewEntry:
     signature: SignatureCheck = SignatureCheck(UNSIGNED)
     armored: str = ""  # the signature file's text, "" when unsigned
 
+    @property
+    def chained(self) -> bool:
+        """Whether the record names the one before it (data.ledger); records written
+        before chaining do not, and are listed as predating it."""
+        return is_chained(self.record)
+
     def as_json(self) -> dict[str, Any]:
         """The entry of `relidash reviews --json`."""
         r = self.record
@@ -58,6 +65,7 @@ class ReviewEntry:
             "comment": r.get("comment", ""),
             "evidence": self.evidence.status,
             "changed_files": [dict(f) for f in self.evidence.changed_files],
+            "chained": self.chained,
             "signature": self.signature.status,
             "signed_by": self.signature.signer or None,
             "signature_text": self.signature.describe(),

@@ -452,6 +452,7 @@ def _print_reviews(reviews: Path, entries: list[Any]) -> None:
             f"{visible(r['time'])}  {one_line(r['suite'], 30)} {one_line(r['release'], 20)}"
             f"  {r['decision']:<11} by {one_line(who, 40)}  evidence {e.evidence.status}"
             f"  {one_line(e.signature.describe(), 80)}"
+            f"{'' if e.chained else '  (predates chaining)'}"
         )
         if r.get("comment"):
             print(f"    {one_line(r['comment'], 100)}")

@@ -248,7 +248,7 @@ def ledger_breaks_table(breaks: Sequence[Any]) -> pd.DataFrame:
 def signoffs_table(entries: Sequence[ReviewEntry]) -> pd.DataFrame:
     columns = [
         "time", "suite", "release", "base", "decision", "by", "identity", "signature",
-        "evidence", "changed files", "comment",
+        "chain", "evidence", "changed files", "comment",
     ]  # fmt: skip
     rows = []
     for e in entries:
@@ -263,6 +263,7 @@ def signoffs_table(entries: Sequence[ReviewEntry]) -> pd.DataFrame:
                 "by": r.get("by"),
                 "identity": "verified" if r.get("identity_verified") else "unverified",
                 "signature": e.signature.describe(),
+                "chain": "chained" if e.chained else "predates chaining",
                 "evidence": e.evidence.status,
                 "changed files": "; ".join(
                     f"{f['path']}: {str(f['old'])[:12]}… → "
