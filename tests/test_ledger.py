@@ -363,3 +363,23 @@ def test_records_that_predate_chaining_say_so_when_listed(
         "Old": False,
         "New": True,
     }
+
+
+def test_without_ssh_keygen_signing_is_refused_and_checking_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key, _ = make_key(tmp_path, "ada")
+    rdir = tmp_path / "reviews"
+    write_signoff(rdir, record(1), sign=lambda data: sign_bytes(data, key))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no ssh-keygen on it
+
+    argv = ["signoff", str(SAMPLES), "--suite", SUITE, "--decision", "approved", "--by", "Ada"]
+    argv += ["--reviews", str(rdir), "--catalog", ":memory:", "--sign-key", str(key)]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2
+    assert "ssh-keygen (OpenSSH 8.2 or later) is not installed" in err
+    assert len(records(rdir)) == 1
+
+    code, out, _ = check(capsys, rdir)
+    assert code == 1
+    assert "signature cannot be checked (ssh-keygen (OpenSSH 8.2 or later) is not installed" in out

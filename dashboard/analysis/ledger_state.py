@@ -2,8 +2,8 @@
 beside its records (data.sshsig), as `relidash reviews --check` and the Reviews page
 report it.
 
-The ledger holds when every link of the chain holds and no signature beside a record
-fails to verify; an unsigned record is reported as unsigned, not as a break (a team
+The ledger holds when every link of the chain holds and every signature beside a record
+verifies (one that cannot be checked here, with no ssh-keygen, does not count as holding); an unsigned record is reported as unsigned, not as a break (a team
 that signs no sign-off still has a chain).
 
 Must not: write anything, import Streamlit, or format beyond the one-line sentences the
@@ -19,6 +19,7 @@ from pathlib import Path
 from dashboard.data.ledger import ChainBreak, ChainState, check_chain
 from dashboard.data.signoffs import read_ledger_files, read_signature
 from dashboard.data.sshsig import (
+    CANNOT_CHECK,
     NOT_VERIFIED,
     SIGNATURE_SUFFIX,
     UNSIGNED,
@@ -39,7 +40,7 @@ class LedgerState:
     def breaks(self) -> list[ChainBreak]:
         found = list(self.chain.breaks)
         for name, check in self.signatures.items():
-            if check.status == NOT_VERIFIED:
+            if check.status in (NOT_VERIFIED, CANNOT_CHECK):
                 found.append(ChainBreak(name, "signature", check.describe()))
         for sig in self.stray_signatures:
             record = sig.removesuffix(SIGNATURE_SUFFIX)

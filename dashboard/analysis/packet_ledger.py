@@ -18,7 +18,7 @@ from dashboard.analysis.evidence_integrity import FileIntegrity
 from dashboard.analysis.preregistration import Preregistration
 from dashboard.analysis.verifying import MalformedPacket
 from dashboard.data.signoffs import serialise_signoff
-from dashboard.data.sshsig import NOT_VERIFIED, check_signature
+from dashboard.data.sshsig import CANNOT_CHECK, NOT_VERIFIED, check_signature
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ def signature_findings(
             data, found["signature"].encode("ascii", "replace"), allowed_signers
         )
         who = f"{record.get('decision')} by {record.get('by')} at {record.get('time')}"
-        out.append(Finding(check.status != NOT_VERIFIED, f"sign-off {who}: {check.describe()}"))
+        holds = check.status not in (NOT_VERIFIED, CANNOT_CHECK)
+        out.append(Finding(holds, f"sign-off {who}: {check.describe()}"))
     return out
 
 

@@ -31,6 +31,7 @@ VERIFIED: Final = "verified"
 NOT_VERIFIED: Final = "does not verify"
 UNSIGNED: Final = "unsigned"
 SIGNER_UNCHECKED: Final = "signer not checked"  # signed, and no allowed signers given
+CANNOT_CHECK: Final = "cannot be checked"  # signed, and ssh-keygen cannot be run here
 _TIMEOUT = 30
 _MAX_SIGNATURE_BYTES = 64 << 10  # an ed25519 or RSA-4096 signature is under 2 KiB
 
@@ -41,7 +42,7 @@ class SigningError(Exception):
 
 @dataclass(frozen=True)
 class SignatureCheck:
-    status: str  # VERIFIED | NOT_VERIFIED | UNSIGNED | SIGNER_UNCHECKED
+    status: str  # VERIFIED | NOT_VERIFIED | UNSIGNED | SIGNER_UNCHECKED | CANNOT_CHECK
     signer: str = ""  # the principal the allowed-signers file names, when verified
     reason: str = ""  # why it does not verify
 
@@ -53,6 +54,8 @@ class SignatureCheck:
             return "signature does not verify" + (f" ({self.reason})" if self.reason else "")
         if self.status == SIGNER_UNCHECKED:
             return "signed; signer not checked (no allowed signers given)"
+        if self.status == CANNOT_CHECK:
+            return f"signature cannot be checked ({self.reason})"
         return "unsigned"
 
 
@@ -99,7 +102,7 @@ def check_signature(
     try:
         return _check(data, signature, allowed_signers, namespace)
     except SigningError as exc:
-        return SignatureCheck(NOT_VERIFIED, reason=str(exc))
+        return SignatureCheck(CANNOT_CHECK, reason=str(exc))
 
 
 def _check(
