@@ -3,6 +3,7 @@ record edited by hand, named on the page; each sign-off's signature in its table
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -132,3 +133,32 @@ def test_a_server_key_signs_the_pages_sign_offs(reviews: Path) -> None:
             stdin=data, capture_output=True, check=False,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_the_review_page_says_whether_its_criteria_were_registered(reviews: Path) -> None:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("page_scripts/review.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert any(c.startswith("Criteria not registered: the policy") for c in captions), captions
+    assert not [e.value for e in at.error if "edited after it was written" in e.value]
+
+
+def test_the_review_page_flags_a_report_edited_after_it_was_written(reviews: Path) -> None:
+    reports = reviews.parent / "reports" / "support-agent"
+    latest = max(reports.glob("*.json"), key=lambda p: p.name)
+    document = json.loads(latest.read_text(encoding="utf-8"))
+    trial = next(t for c in document["cases"] for t in c.get("trials") or [])
+    trial["output"] = f"{trial['output']} (edited)"
+    latest.write_text(json.dumps(document), encoding="utf-8")
+
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("page_scripts/review.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    flagged = [e.value.replace("\\", "") for e in at.error if "edited after" in e.value]
+    assert len(flagged) == 1, [e.value for e in at.error]
+    assert flagged[0].startswith(f"support-agent/{latest.name} (release) was edited after")
