@@ -10,6 +10,12 @@ sign the same release in the same second; a crash before the link leaves only a 
 removes once stale. A writer holds a lock on the directory while it looks for the same
 sign-off made moments before (a double submission) and links its own.
 
+While it holds the lock a writer also chains the record to the one before it
+(dashboard.data.ledger) and, when asked, has its exact bytes signed (dashboard.data.sshsig),
+storing the signature beside it as `<record>.json.sig`. A policy's registration (`relidash
+policy register`) is a record of the same chain, read back by `read_ledger_files` and left
+out of `read_signoffs`.
+
 The record itself is built elsewhere (dashboard.analysis.review); what it must hold is
 checked in one place, dashboard.data.signoff_schema, on write and on read.
 
