@@ -10,6 +10,7 @@ packet with Python's json alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -113,8 +114,7 @@ def test_registrations_are_chained_but_not_listed_as_signoffs(
     stored = json.loads(record.read_bytes())
     assert stored["kind"] == "policy-registration"
     assert (
-        stored["policy_sha256"]
-        == __import__("hashlib").sha256((world / "policy.toml").read_bytes()).hexdigest()
+        stored["policy_sha256"] == hashlib.sha256((world / "policy.toml").read_bytes()).hexdigest()
     )
     code, out, _ = run_cli(["reviews", "--reviews", str(world / "reviews"), "--json"], capsys)
     assert json.loads(out)["reviews"] == []
@@ -172,3 +172,27 @@ def test_a_packet_carries_signed_records_that_verify_offline(
     code, out, err = run_cli(verify, capsys)
     assert code == 1
     assert "signature does not verify" in out
+
+
+def test_a_packet_names_the_ledgers_last_record_and_verify_finds_it_cut(
+    world: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register_at(world, "2026-01-01T00:00:00Z", capsys, monkeypatch)
+    register_at(world, "2026-01-02T00:00:00Z", capsys, monkeypatch)
+    _, block = review(world, capsys)
+    last = max((world / "reviews").glob("*.json"), key=lambda p: p.name)
+    assert block["ledger_head"] == {
+        "file": last.name,
+        "sha256": hashlib.sha256(last.read_bytes()).hexdigest(),
+    }
+    verify = ["verify", str(world / "p.html"), str(world / "reports"), "--reviews",
+              str(world / "reviews"), "--catalog", ":memory:"]  # fmt: skip
+    code, out, err = run_cli(verify, capsys)
+    assert code == 0, out + err
+    assert f"ledger: its last record when the packet was written, {last.name}, is still" in out
+
+    last.unlink()  # the chain that is left still holds: only the packet can tell
+    assert run_cli(["reviews", "--reviews", str(world / "reviews"), "--check"], capsys)[0] == 0
+    code, out, err = run_cli(verify, capsys)
+    assert code == 1
+    assert f"{last.name} (SHA-256" in out and "is gone or changed" in out

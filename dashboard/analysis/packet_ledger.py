@@ -17,7 +17,8 @@ from typing import Any
 from dashboard.analysis.evidence_integrity import FileIntegrity
 from dashboard.analysis.preregistration import Preregistration
 from dashboard.analysis.verifying import MalformedPacket
-from dashboard.data.signoffs import serialise_signoff
+from dashboard.data.ledger import check_chain
+from dashboard.data.signoffs import read_ledger_files, serialise_signoff
 from dashboard.data.sshsig import CANNOT_CHECK, NOT_VERIFIED, check_signature
 
 
@@ -80,3 +81,32 @@ def criteria_finding(shown: Mapping[str, Any] | None, now: Preregistration) -> F
 def integrity_findings(files: Sequence[FileIntegrity]) -> list[Finding]:
     """One finding per evidence file with trial digests: an edited one does not hold."""
     return [Finding(not f.edited, f.sentence()) for f in files if f.trials]
+
+
+def ledger_head(reviews_dir: Path) -> dict[str, str] | None:
+    """The reviews directory's last chained record now (file, sha256), or None."""
+    chain = check_chain(read_ledger_files(reviews_dir))
+    if chain.head is None or chain.head_sha256 is None:
+        return None
+    return {"file": chain.head, "sha256": chain.head_sha256}
+
+
+def head_finding(shown: Any, reviews_dir: Path) -> Finding | None:
+    """Whether the record the packet names as the ledger's last is still in the chain with
+    the same bytes: a ledger cut back past it, or that record edited, does not hold."""
+    if not isinstance(shown, dict):
+        return None
+    files = read_ledger_files(reviews_dir)
+    chain = check_chain(files)
+    name, digest = str(shown.get("file")), str(shown.get("sha256"))
+    now = {f.name: f.sha256 for f in files}
+    if now.get(name) == digest and name in chain.order:
+        return Finding(
+            True,
+            f"ledger: its last record when the packet was written, {name}, is still in the chain",
+        )
+    return Finding(
+        False,
+        f"ledger: its last record when the packet was written, {name} (SHA-256 {digest[:16]}…), "
+        "is gone or changed: records were removed from the end or edited since",
+    )

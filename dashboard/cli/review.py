@@ -42,6 +42,8 @@ from dashboard.cli.signing import (
     add_sign_key_option,
     allowed_signers,
     config_of,
+    integrity_now,
+    ledger_head_now,
     print_ledger_check,
     review_criteria,
     signer,
@@ -276,7 +278,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         reviews, source, suite=review.suite, release=review.release, allowed_signers=signers
     )
     criteria = review_criteria(con, reviews, review)
-    integrity = _integrity(review, source)
+    integrity = integrity_now(review, source)
     html = render_packet(
         review,
         signoffs=[dict(e.record) for e in entries],
@@ -285,6 +287,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         signatures=packet_signatures(entries),
         criteria=criteria.as_json(),
         integrity=integrity_json(integrity),
+        ledger_head=ledger_head_now(reviews),
     )
     write_file(args.out, html.encode("utf-8"))
     print(f"relidash: wrote the review packet {args.out} ({review.verdict})", file=sys.stderr)
@@ -304,16 +307,6 @@ def cmd_review(args: argparse.Namespace) -> int:
         print_pdf(args.out, args.pdf)
         print(f"relidash: wrote {args.pdf}", file=sys.stderr)
     return EXIT_OK
-
-
-def _integrity(review: Any, source: ReportSource) -> Any:
-    """The evidence files' trial records against their digests (evidence_integrity)."""
-    from dashboard.analysis.evidence_integrity import evidence_integrity
-
-    try:
-        return evidence_integrity(review, source)
-    except SourceError as exc:
-        raise UsageError(str(exc)) from exc
 
 
 def print_pdf(html: Path, pdf: Path) -> None:
@@ -482,6 +475,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from dashboard.analysis.packet_ledger import (
         carried,
         criteria_finding,
+        head_finding,
         integrity_findings,
         signature_findings,
     )
@@ -559,14 +553,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
             signatures=signatures,
             criteria=criteria,
             integrity=integrity_shown if isinstance(integrity_shown, list) else None,
+            ledger_head=block.get("ledger_head")
+            if isinstance(block.get("ledger_head"), dict)
+            else None,
         )
         differences = visible_differences(text, rendered)
         # an evidence file whose trials match is listed with the paths, under --verbose
         findings = [
-            f for f in integrity_findings(_integrity(fresh, source)) if args.verbose or not f.holds
+            f
+            for f in integrity_findings(integrity_now(fresh, source))
+            if args.verbose or not f.holds
         ]
         findings += signature_findings(shown, signatures, signers)
         findings.append(criteria_finding(criteria, review_criteria(con, reviews, fresh)))
+        head = head_finding(block.get("ledger_head"), reviews)
+        findings += [head] if head is not None else []
     for line in verify_lines(
         verification,
         differences,

@@ -1,5 +1,6 @@
-"""The signing options of `signoff`, `reviews`, `verify` and `policy register`, and the
-ledger check `relidash reviews --check` prints.
+"""The signing options of `signoff`, `reviews`, `verify` and `policy register`, the ledger
+check `relidash reviews --check` prints, and what `review` and `verify` read of the ledger
+and the evidence beside the review (criteria, the ledger's last record, trial digests).
 
 `--sign-key PATH` signs a record with an OpenSSH private key (ssh-keygen -Y sign, namespace
 relidash-signoff); `--allowed-signers FILE` (else relidash.toml's `[review]
@@ -130,4 +131,26 @@ def review_criteria(con: Any, reviews: Path, review: Any) -> Any:
             reviews, report_overview(con), review.suite, review.release, review.policy.sha256
         )
     except ReviewsDirError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def ledger_head_now(reviews: Path) -> Any:
+    """The reviews directory's last record (file, sha256) for a packet to carry."""
+    from dashboard.analysis.packet_ledger import ledger_head
+    from dashboard.data.signoffs import ReviewsDirError
+
+    try:
+        return ledger_head(reviews)
+    except ReviewsDirError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def integrity_now(review: Any, source: Any) -> Any:
+    """The evidence files' trial records against their digests (evidence_integrity)."""
+    from dashboard.analysis.evidence_integrity import evidence_integrity
+    from dashboard.data.sources import SourceError
+
+    try:
+        return evidence_integrity(review, source)
+    except SourceError as exc:
         raise UsageError(str(exc)) from exc

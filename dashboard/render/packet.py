@@ -43,6 +43,7 @@ from dashboard.render.gate_report import rule_detail, strict_line
 from dashboard.render.packet_records import (
     carried_signatures,
     for_release,
+    head_html,
     integrity_html,
     signoff_rows,
 )
@@ -480,6 +481,7 @@ def render_packet(
     signatures: Mapping[str, Mapping[str, str]] | None = None,
     criteria: Mapping[str, Any] | None = None,
     integrity: Sequence[Mapping[str, Any]] | None = None,
+    ledger_head: Mapping[str, str] | None = None,
 ) -> str:
     """The review packet as one HTML document (no script needed, nothing loaded).
 
@@ -487,7 +489,8 @@ def render_packet(
     `history` is the suite's release table at the review's k (analysis.releases.release_table),
     drawn as pass@k and pass^k across releases when given. `signatures` (record SHA-256 ->
     {signature, status_text}), `criteria` (Preregistration.as_json) and `integrity`
-    (evidence_integrity.integrity_json) are carried when given.
+    (evidence_integrity.integrity_json) and `ledger_head` (the reviews directory's last
+    record: file, sha256) are carried when given.
     """
     records = for_release(review, signoffs)
     carried = carried_signatures(records, signatures or {})
@@ -503,6 +506,8 @@ def render_packet(
         doc["criteria"] = dict(criteria)
     if integrity is not None:
         doc["trial_digests"] = [dict(f) for f in integrity]
+    if ledger_head is not None:
+        doc["ledger_head"] = dict(ledger_head)
     title = f"relidash review: {review.suite} {review.release} — {review.verdict}"
     body = "".join(
         (
@@ -516,6 +521,7 @@ def render_packet(
             integrity_html(integrity),
             _method_section(review),
             _signoffs_section(review, records, carried, criteria),
+            head_html(ledger_head),
             f"<footer>Generated {_e(generated_at)} by relidash {_e(review.relidash_version)}. "
             "The numbers above are repeated in the machine-readable block "
             f"<code>#{PACKET_BLOCK_ID}</code> of this file.</footer>",

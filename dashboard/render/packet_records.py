@@ -97,3 +97,14 @@ def integrity_html(integrity: Sequence[Mapping[str, Any]] | None) -> str:
         '<section id="trial-digests"><h2>Evidence as written</h2>'
         f"<p>Each trial record against the digest its writer gave it:</p><ul>{items}</ul></section>"
     )
+
+
+def head_html(head: Mapping[str, str] | None) -> str:
+    """The ledger's last record when the packet was written: a later cut shows against it."""
+    if not head:
+        return ""
+    return (
+        f"<p>The reviews directory's last record when this packet was written: "
+        f"<code>{html.escape(str(head.get('file')))}</code>, SHA-256 "
+        f"<code>{html.escape(str(head.get('sha256')))}</code>.</p>"
+    )
