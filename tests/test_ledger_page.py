@@ -106,6 +106,8 @@ def test_the_pages_packet_carries_signatures_criteria_and_trial_digests(reviews:
     assert block["criteria"]["status"] == "criteria not registered"
     assert {f["role"] for f in block["trial_digests"]} == {"release", "base"}
     assert all(f["trials"] > 0 and not f["edited"] for f in block["trial_digests"])
+    newest = max(reviews.glob("*.json"), key=lambda p: p.name)  # the sign-off just written
+    assert block["ledger_head"]["file"] == newest.name
 
 
 def test_a_server_key_signs_the_pages_sign_offs(reviews: Path) -> None:
