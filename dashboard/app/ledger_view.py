@@ -46,13 +46,14 @@ def server_signer() -> Any:
     return lambda data: sign_bytes(data, key)
 
 
-def ledger_state() -> Any:
-    """The reviews directory's chain and signatures (analysis.ledger_state), or None."""
+def ledger_state(signers: Path | None) -> Any:
+    """The reviews directory's chain and signatures (analysis.ledger_state) checked against
+    `signers` (allowed_signers()), or None."""
     from dashboard.analysis.ledger_state import check_ledger
     from dashboard.data.signoffs import ReviewsDirError
 
     try:
-        return check_ledger(app_state.reviews_dir(), allowed_signers())
+        return check_ledger(app_state.reviews_dir(), signers)
     except ReviewsDirError as exc:
         st.warning(f"The ledger cannot be checked: {md(exc)}")
         return None

@@ -44,7 +44,7 @@ else:
         st.warning(f"{changed} sign-off(s) rest on evidence that has changed or gone since.")
     st.dataframe(table, hide_index=True, width="stretch")
     download(table, "reviews")
-ledger = ledger_view.ledger_state()
+ledger = ledger_view.ledger_state(signers)
 if ledger is not None and ledger.chain.order:
     st.subheader("Ledger")
     (st.success if ledger.holds else st.error)(md(ledger.summary()))
