@@ -55,6 +55,11 @@ def make_record(**changes: Any) -> dict[str, Any]:
     return record
 
 
+def unchained(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored record without the chain fields the writer added (data.ledger)."""
+    return {k: v for k, v in record.items() if k not in ("previous", "previous_sha256")}
+
+
 def visible_files(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if not p.name.startswith("."))
 
@@ -86,11 +91,13 @@ def test_round_trip_keeps_the_record_and_names_its_bytes(tmp_path: Path) -> None
 
     assert path.parent == reviews
     assert NAME.match(path.name), path.name
-    assert path.read_bytes() == serialise_signoff(record)
+    # the first record of a chain: nothing before it
+    chained = dict(record, previous=None, previous_sha256=None)
+    assert path.read_bytes() == serialise_signoff(chained)
     assert hidden_files(reviews) == []  # the temp file is gone
     stored, problems = read_signoffs(reviews)
     assert problems == []
-    assert [s.record for s in stored] == [record]
+    assert [s.record for s in stored] == [chained]
     assert stored[0].path == path
     assert stored[0].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     assert stored[0].sha256 == file_sha256(path)
@@ -281,10 +288,11 @@ def test_different_records_never_overwrite_each_other(tmp_path: Path) -> None:
 
 def test_a_name_taken_by_other_bytes_gets_a_counter_not_an_overwrite(tmp_path: Path) -> None:
     record = make_record()
-    data = serialise_signoff(record)
+    # files that are not records take no place in the chain: this is the first record
+    data = serialise_signoff(dict(record, previous=None, previous_sha256=None))
     name = f"20261201T073500Z-{hashlib.sha256(data).hexdigest()[:16]}"
     squatter = tmp_path / f"{name}.json"
-    other = serialise_signoff(make_record(by="someone else"))
+    other = serialise_signoff(make_record(by="someone else"))[:-3]  # cut: not a record
     squatter.write_bytes(other)
     (tmp_path / f"{name}-1.json").write_bytes(b"not even JSON")
 
@@ -381,7 +389,7 @@ def test_each_bad_file_is_one_problem_and_the_good_records_still_read(
 
     stored, problems = read_signoffs(tmp_path)
 
-    assert [s.record for s in stored] == [GOOD_B, GOOD_A]
+    assert [unchained(s.record) for s in stored] == [GOOD_B, GOOD_A]
     assert len(problems) == 1
     assert problems[0].file == "bad.json"
     assert reason in problems[0].reason, problems[0].reason
@@ -404,10 +412,10 @@ def test_unreadable_files_are_problems(tmp_path: Path) -> None:
     assert reasons["dangling.json"] == "disappeared or is a broken symbolic link"
     if can_read_anyway:
         assert "locked.json" not in reasons
-        assert [s.record for s in stored] == [GOOD_B, GOOD_A]
+        assert [unchained(s.record) for s in stored] == [GOOD_B, GOOD_A]
     else:
         assert reasons["locked.json"] == "cannot be read: permission denied"
-        assert [s.record for s in stored] == [GOOD_A]
+        assert [unchained(s.record) for s in stored] == [GOOD_A]
 
 
 def test_hidden_and_non_json_files_are_ignored(tmp_path: Path) -> None:
@@ -417,7 +425,7 @@ def test_hidden_and_non_json_files_are_ignored(tmp_path: Path) -> None:
     (tmp_path / "README.txt").write_text("notes")
     stored, problems = read_signoffs(tmp_path)
     assert problems == []
-    assert [s.record for s in stored] == [GOOD_A]
+    assert [unchained(s.record) for s in stored] == [GOOD_A]
 
 
 def test_newest_first_by_time_then_by_file_name(tmp_path: Path) -> None:

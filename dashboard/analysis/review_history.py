@@ -10,6 +10,7 @@ Must not: write or edit a record, import Streamlit, or format.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +24,15 @@ from dashboard.analysis.review import (
     changed_after_approval,
     evidence_status,
 )
-from dashboard.data.signoffs import SignoffProblem, file_sha256, read_signoffs
+from dashboard.data.ledger import is_chained
+from dashboard.data.signoffs import (
+    SignoffProblem,
+    file_sha256,
+    read_signoffs,
+    serialise_signoff,
+)
 from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.data.sshsig import UNSIGNED, SignatureCheck, check_signature
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,14 @@ class ReviewEntry:
     file: str  # the record's file name in the reviews directory
     record: Mapping[str, Any]
     evidence: EvidenceStatus
+    signature: SignatureCheck = SignatureCheck(UNSIGNED)
+    armored: str = ""  # the signature file's text, "" when unsigned
+
+    @property
+    def chained(self) -> bool:
+        """Whether the record names the one before it (data.ledger); records written
+        before chaining do not, and are listed as predating it."""
+        return is_chained(self.record)
 
     def as_json(self) -> dict[str, Any]:
         """The entry of `relidash reviews --json`."""
@@ -49,6 +65,10 @@ class ReviewEntry:
             "comment": r.get("comment", ""),
             "evidence": self.evidence.status,
             "changed_files": [dict(f) for f in self.evidence.changed_files],
+            "chained": self.chained,
+            "signature": self.signature.status,
+            "signed_by": self.signature.signer or None,
+            "signature_text": self.signature.describe(),
             "file": self.file,
         }
 
@@ -86,10 +106,12 @@ def review_history(
     suite: str | None = None,
     release: str | None = None,
     decision: str | None = None,
+    allowed_signers: Path | None = None,
 ) -> tuple[list[ReviewEntry], list[SignoffProblem]]:
     """Every sign-off (filtered), newest first, with its evidence status (`not checked`
-    without `reports_dir`); unusable files in the reviews directory are problems, never
-    errors. ReviewsDirError when the directory itself cannot be listed."""
+    without `reports_dir`) and its signature's check (against `allowed_signers`, or only
+    for consistency without it); unusable files in the reviews directory are problems,
+    never errors. ReviewsDirError when the directory itself cannot be listed."""
     stored, problems = read_signoffs(reviews_dir)
     chosen = [
         s
@@ -98,15 +120,42 @@ def review_history(
         and (release is None or s.record.get("release") == release)
         and (decision is None or s.record.get("decision") == decision)
     ]
+    signatures = [check_signature(s.data, s.signature, allowed_signers) for s in chosen]
     if reports_dir is None:
         unchecked = EvidenceStatus(NOT_CHECKED, ())
-        return [ReviewEntry(s.path.name, s.record, unchecked) for s in chosen], problems
+        return [
+            ReviewEntry(s.path.name, s.record, unchecked, sig, _armored(s.signature))
+            for s, sig in zip(chosen, signatures, strict=True)
+        ], problems
     now = digests_now(reports_dir, [s.record for s in chosen])
     entries = [
-        ReviewEntry(s.path.name, s.record, evidence_status(s.record.get("evidence") or [], now))
-        for s in chosen
+        ReviewEntry(
+            s.path.name,
+            s.record,
+            evidence_status(s.record.get("evidence") or [], now),
+            sig,
+            _armored(s.signature),
+        )
+        for s, sig in zip(chosen, signatures, strict=True)
     ]
     return entries, problems
+
+
+def _armored(signature: bytes | None) -> str:
+    return signature.decode("ascii", "replace") if signature else ""
+
+
+def packet_signatures(entries: Sequence[ReviewEntry]) -> dict[str, dict[str, str]]:
+    """{SHA-256 of the record's bytes: {signature, status_text}} of the signed entries, as a
+    packet carries them (render.packet_records)."""
+    return {
+        hashlib.sha256(serialise_signoff(dict(e.record))).hexdigest(): {
+            "signature": e.armored,
+            "status_text": e.signature.describe(),
+        }
+        for e in entries
+        if e.armored
+    }
 
 
 def approved_and_changed(entries: Sequence[ReviewEntry]) -> list[ReviewEntry]:

@@ -431,15 +431,16 @@ def review_base(version: int, suite: str, release: str, k: int, count_agent_erro
 
 
 def review_history(
-    suite: str | None = None, release: str | None = None, decision: str | None = None
+    allowed_signers: Path | None = None, **filters: str | None
 ) -> tuple[list[Any], list[Any]]:
     """Sign-offs with their evidence status now: read fresh each run (records are small and
-    another replica or the CLI may have added one)."""
+    another replica or the CLI may have added one); `filters`: suite, release, decision;
+    signatures checked against `allowed_signers` (app.ledger_view.allowed_signers)."""
     from dashboard.analysis.review_history import review_history as history
     from dashboard.data.signoffs import ReviewsDirError
 
     try:
-        return history(reviews_dir(), source(), suite=suite, release=release, decision=decision)
+        return history(reviews_dir(), source(), allowed_signers=allowed_signers, **filters)
     except (ReviewsDirError, SourceError) as exc:
         st.warning(f"Sign-offs cannot be listed: {md(exc)}")
         return [], []
@@ -471,31 +472,6 @@ def _approved_but_changed(
         return flagged(Path(directory), source())
     except (ReviewsDirError, SourceError):
         return {}  # the pages that list sign-offs say why
-
-
-def review_packet(
-    version: int,
-    suite: str,
-    release: str,
-    base: str | None,
-    k: int | None,
-    count_agent_errors: bool,
-) -> bytes:
-    """The review packet (one HTML file) for the review the page shows, with its sign-offs
-    as recorded now: not cached, since a sign-off changes it and the catalog version
-    does not."""
-    from dashboard.analysis.review import utc_now
-    from dashboard.render.packet import render_packet
-
-    review = build_review(version, suite, release, base, k, count_agent_errors)
-    entries, _ = review_history(suite=review.suite, release=review.release)
-    html = render_packet(
-        review,
-        signoffs=[dict(e.record) for e in entries],
-        history=release_table(version, suite, review.k, count_agent_errors),
-        generated_at=utc_now(),
-    )
-    return html.encode("utf-8")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

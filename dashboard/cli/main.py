@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from dashboard.cli import ci, plan, reports, review, simulate
+from dashboard.cli import ci, plan, policy, reports, review, simulate
 from dashboard.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 from dashboard.data.walk import abandon_walk, walk_ahead
 
@@ -135,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     ci.register(sub)
     plan.register(sub)
     review.register(sub)
+    policy.register(sub)
     simulate.register(sub)
     return parser
 

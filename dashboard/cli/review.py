@@ -37,6 +37,17 @@ from dashboard.cli.common import (
     load,
     reports_source,
 )
+from dashboard.cli.signing import (
+    add_allowed_signers_option,
+    add_sign_key_option,
+    allowed_signers,
+    config_of,
+    integrity_now,
+    ledger_head_now,
+    print_ledger_check,
+    review_criteria,
+    signer,
+)
 from dashboard.data.sources import SourceError
 
 if TYPE_CHECKING:
@@ -88,6 +99,13 @@ def register(subparsers: Any) -> None:
     _review_target(review)
     review.add_argument("--out", type=Path, required=True, metavar="FILE.html")
     review.add_argument("--pdf", type=Path, metavar="FILE.pdf", help="also print it to PDF")
+    review.add_argument(
+        "--attestation",
+        type=Path,
+        metavar="FILE.json",
+        help="also write an in-toto Statement (test-result predicate) of the review",
+    )
+    add_allowed_signers_option(review)
     add_load_options(review)
     review.set_defaults(handler=cmd_review, walk_ahead=True)
 
@@ -98,6 +116,7 @@ def register(subparsers: Any) -> None:
     signoff.add_argument("--decision", required=True, choices=DECISIONS)
     signoff.add_argument("--by", required=True, metavar="NAME", help="who decides")
     signoff.add_argument("--comment", default="", metavar="TEXT")
+    add_sign_key_option(signoff)
     add_load_options(signoff)
     signoff.set_defaults(handler=cmd_signoff, walk_ahead=True)
 
@@ -119,6 +138,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="exit 1 when a listed approval's evidence has changed or gone since (needs SRC)",
     )
+    reviews.add_argument(
+        "--check",
+        action="store_true",
+        help="walk the ledger: every record's link to the one before it and every signature; "
+        "exit 1 naming the record that breaks it",
+    )
+    add_allowed_signers_option(reviews)
     add_reviews_option(reviews)
     add_load_options(reviews)
     reviews.set_defaults(handler=cmd_reviews)
@@ -140,6 +166,7 @@ def register(subparsers: Any) -> None:
     verify.add_argument(
         "--verbose", action="store_true", help="also list file paths, digests and raw keys"
     )
+    add_allowed_signers_option(verify)
     add_load_options(verify)
     verify.set_defaults(handler=cmd_verify, walk_ahead=True)
 
@@ -234,26 +261,48 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    from dashboard.analysis.attestation import statement
+    from dashboard.analysis.evidence_integrity import integrity_json
     from dashboard.analysis.review import utc_now
+    from dashboard.analysis.review_history import packet_signatures
     from dashboard.render.packet import render_packet
+    from dashboard.render.visible import visible
 
     source = reports_source(args)
     _outside_reports(args.out, source)
-    if args.pdf is not None:
-        _outside_reports(args.pdf, source)
+    for extra in (args.pdf, args.attestation):
+        if extra is not None:
+            _outside_reports(extra, source)
     reviews = reviews_dir_of(args)
+    signers = allowed_signers(args, config_of(args))
     con = load(args)
     review = build(args, con)
     history = packet_history(con, review)
-    entries, _ = _history(reviews, source, suite=review.suite, release=review.release)
+    entries, _ = _history(
+        reviews, source, suite=review.suite, release=review.release, allowed_signers=signers
+    )
+    criteria = review_criteria(con, reviews, review)
+    integrity = integrity_now(review, source)
     html = render_packet(
         review,
         signoffs=[dict(e.record) for e in entries],
         history=history,
         generated_at=utc_now(),
+        signatures=packet_signatures(entries),
+        criteria=criteria.as_json(),
+        integrity=integrity_json(integrity),
+        ledger_head=ledger_head_now(reviews),
     )
     write_file(args.out, html.encode("utf-8"))
     print(f"relidash: wrote the review packet {args.out} ({review.verdict})", file=sys.stderr)
+    print(f"relidash: {visible(criteria.sentence())}", file=sys.stderr)
+    for f in integrity:
+        if f.edited:
+            print(f"relidash: warning: {visible(f.sentence())}", file=sys.stderr)
+    if args.attestation is not None:
+        document = statement(review, criteria.as_json())
+        write_file(args.attestation, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
+        print(f"relidash: wrote the in-toto statement {visible(args.attestation)}", file=sys.stderr)
     matching = review.comparison.matching_note if review.comparison is not None else None
     for note in (review.base_note, matching):
         if note:
@@ -314,11 +363,12 @@ def cmd_signoff(args: argparse.Namespace) -> int:
     from dashboard.render.visible import visible
 
     reviews = reviews_dir_of(args)
+    sign = signer(args)
     con = load(args)
     review = build(args, con)
     try:
         record = signoff_record(review, decision=args.decision, by=args.by, comment=args.comment)
-        path = write_signoff(reviews, record)
+        path = write_signoff(reviews, record, sign=sign)
     except AlreadyRecorded as exc:
         raise UsageError(f"{exc}; nothing new was written") from exc
     except ValueError as exc:
@@ -332,7 +382,8 @@ def cmd_signoff(args: argparse.Namespace) -> int:
     print(
         f"relidash: {args.decision} {visible(review.suite)} {visible(review.release)} by "
         f"{visible(record['by'])} (identity not verified), verdict {review.verdict}; "
-        f"recorded in {visible(path)}",
+        f"recorded in {visible(path)}"
+        + (f", signed with {visible(args.sign_key)} ({visible(path)}.sig)" if sign else ""),
         file=sys.stderr,
     )
     return EXIT_OK
@@ -345,9 +396,17 @@ def cmd_reviews(args: argparse.Namespace) -> int:
     if args.strict and args.directory is None:
         raise UsageError("--strict checks the evidence against the reports: give SRC")
     reviews = reviews_dir_of(args)
+    signers = allowed_signers(args, config_of(args))
+    if args.check:
+        return print_ledger_check(reviews, signers)
     source = reports_source(args) if args.directory is not None else None
     entries, problems = _history(
-        reviews, source, suite=args.suite, release=args.release, decision=args.decision
+        reviews,
+        source,
+        suite=args.suite,
+        release=args.release,
+        decision=args.decision,
+        allowed_signers=signers,
     )
     changed_approvals = approved_and_changed(entries)
     if args.json:
@@ -389,6 +448,8 @@ def _print_reviews(reviews: Path, entries: list[Any]) -> None:
         print(
             f"{visible(r['time'])}  {one_line(r['suite'], 30)} {one_line(r['release'], 20)}"
             f"  {r['decision']:<11} by {one_line(who, 40)}  evidence {e.evidence.status}"
+            f"  {one_line(e.signature.describe(), 80)}"
+            f"{'' if e.chained else '  (predates chaining)'}"
         )
         if r.get("comment"):
             print(f"    {one_line(r['comment'], 100)}")
@@ -415,6 +476,13 @@ def _stored_signoffs(reviews: Path, source: ReportSource, packet: dict[str, Any]
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from dashboard.analysis.packet_ledger import (
+        carried,
+        criteria_finding,
+        head_finding,
+        integrity_findings,
+        signature_findings,
+    )
     from dashboard.analysis.policy import PolicyError
     from dashboard.analysis.releases import UnknownName
     from dashboard.analysis.review import build_review, moved_numbers, review_json
@@ -437,10 +505,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         block = parse_packet(text)
         packet, shown, generated_at = packet_parts(block)
+        signatures, criteria = carried(block)
+        integrity_shown = block.get("trial_digests")
     except MalformedPacket as exc:
         raise UsageError(f"{args.packet}: {exc}") from exc
     source = reports_source(args)
     reviews = reviews_dir_of(args)
+    signers = allowed_signers(args, config_of(args))
     if shown and not reviews.is_dir():
         raise UsageError(
             f"the packet shows {len(shown)} sign-off(s), checked against the reviews directory "
@@ -475,6 +546,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         version_now=relidash_version(),
     )
     differences = []
+    findings = []
     if fresh is not None:
         written = as_written(fresh, packet, block.get("suite_releases"))
         rendered = render_packet(
@@ -482,8 +554,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
             signoffs=shown,
             history=packet_history(con, written),
             generated_at=generated_at,
+            signatures=signatures,
+            criteria=criteria,
+            integrity=integrity_shown if isinstance(integrity_shown, list) else None,
+            ledger_head=block.get("ledger_head")
+            if isinstance(block.get("ledger_head"), dict)
+            else None,
         )
         differences = visible_differences(text, rendered)
+        # an evidence file whose trials match is listed with the paths, under --verbose
+        findings = [
+            f
+            for f in integrity_findings(integrity_now(fresh, source))
+            if args.verbose or not f.holds
+        ]
+        findings += signature_findings(shown, signatures, signers)
+        findings.append(criteria_finding(criteria, review_criteria(con, reviews, fresh)))
+        head = head_finding(block.get("ledger_head"), reviews)
+        findings += [head] if head is not None else []
     for line in verify_lines(
         verification,
         differences,
@@ -493,5 +581,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raw_moved=moved_numbers(packet, fresh_json) if fresh_json is not None else (),
     ):
         print(visible(line))  # suite, release, slice and rule names come from files
-    print(conclusion(verification, differences), file=sys.stderr)
-    return EXIT_OK if verification.holds(bool(differences)) else EXIT_FAILED
+    for finding in findings:
+        print(visible(("  " if finding.holds else "✗ ") + finding.line))
+    broken = [f for f in findings if not f.holds]
+    if broken and verification.holds(bool(differences)):
+        print(f"relidash: the packet does not hold: {visible(broken[0].line)}", file=sys.stderr)
+    else:
+        print(conclusion(verification, differences), file=sys.stderr)
+    return EXIT_OK if verification.holds(bool(differences)) and not broken else EXIT_FAILED

@@ -19,6 +19,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 REQUIRED_KEYS = ("suite", "release", "decision", "time", "by")
+# a policy's registration (`relidash policy register`): a ledger record, not a sign-off
+REGISTRATION = "policy-registration"
+REGISTRATION_KEYS = ("kind", "policy_sha256", "time", "by")
 DECISIONS = ("approved", "conditional", "rejected")
 MAX_SIGNOFF_BYTES = 16 << 20  # far above any real record; keeps a stray huge file cheap
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
@@ -40,6 +43,11 @@ _OPTIONAL: dict[str, tuple[type, ...]] = {
     "policy_sha256": (str, type(None)),
     "review": (dict,),
     "evidence": (list,),
+    "kind": (str,),
+    "previous": (str, type(None)),
+    "previous_sha256": (str, type(None)),
+    "unchained_sha256": (list,),
+    "registered_policy": (dict, type(None)),
 }
 _MAX_SHOWN_ERRORS = 4
 
@@ -70,12 +78,19 @@ def parse_signoff(data: bytes) -> dict[str, Any] | str:
 
 def record_errors(record: dict[str, Any]) -> list[str]:
     """Everything wrong with a record, each phrased to follow the file name ([] if nothing)."""
-    missing = [key for key in REQUIRED_KEYS if key not in record]
+    registration = record.get("kind") == REGISTRATION
+    required = REGISTRATION_KEYS if registration else REQUIRED_KEYS
+    missing = [key for key in required if key not in record]
     errors: list[str] = []
+    if "kind" in record and not registration:
+        errors.append(f"has kind {record['kind']!r}, not a kind of record relidash writes")
     if missing:
         listed = ", ".join(repr(key) for key in missing)
         errors.append(f"lacks the required key{'s' if len(missing) > 1 else ''} {listed}")
-    for key in REQUIRED_KEYS:
+    digest = record.get("policy_sha256")
+    if registration and isinstance(digest, str) and not _SHA256.match(digest):
+        errors.append("has 'policy_sha256' that is not 64 lowercase hex digits")
+    for key in required:
         if key in record and not isinstance(record[key], str):
             errors.append(f"has {key!r} as {json_type(record[key])}, not a string")
     decision = record.get("decision")

@@ -10,6 +10,12 @@ sign the same release in the same second; a crash before the link leaves only a 
 removes once stale. A writer holds a lock on the directory while it looks for the same
 sign-off made moments before (a double submission) and links its own.
 
+While it holds the lock a writer also chains the record to the one before it
+(dashboard.data.ledger) and, when asked, has its exact bytes signed (dashboard.data.sshsig),
+storing the signature beside it as `<record>.json.sig`. A policy's registration (`relidash
+policy register`) is a record of the same chain, read back by `read_ledger_files` and left
+out of `read_signoffs`.
+
 The record itself is built elsewhere (dashboard.analysis.review); what it must hold is
 checked in one place, dashboard.data.signoff_schema, on write and on read.
 
@@ -30,16 +36,24 @@ import re
 import secrets
 import stat
 import time as clock
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from dashboard.data.ledger import (
+    PREVIOUS,
+    PREVIOUS_SHA256,
+    UNCHAINED_SHA256,
+    LedgerFile,
+    next_links,
+)
 from dashboard.data.scan import file_digests
 from dashboard.data.signoff_schema import (
     DECISIONS,
     MAX_SIGNOFF_BYTES,
+    REGISTRATION,
     REQUIRED_KEYS,
     parse_signoff,
     parse_time,
@@ -57,6 +71,7 @@ __all__ = [
     "check_reviews_dir",
     "default_reviews_dir",
     "file_sha256",
+    "read_ledger_files",
     "read_signoffs",
     "serialise_signoff",
     "write_signoff",
@@ -79,6 +94,8 @@ class StoredSignoff:
     path: Path
     record: dict[str, Any]
     sha256: str  # of the file's bytes, as stored
+    data: bytes = b""  # the file's bytes, as stored: what its signature is over
+    signature: bytes | None = None  # the `.sig` file beside it, if any
 
 
 @dataclass(frozen=True)
@@ -123,8 +140,16 @@ def serialise_signoff(record: dict[str, Any]) -> bytes:
     ).encode("utf-8")
 
 
-def write_signoff(reviews_dir: Path, record: dict[str, Any]) -> Path:
+def write_signoff(
+    reviews_dir: Path, record: dict[str, Any], *, sign: Callable[[bytes], bytes] | None = None
+) -> Path:
     """Store one record as a new file and return its path; never replaces a stored record.
+
+    The record is chained to the one before it (data.ledger: `previous`, `previous_sha256`)
+    while the directory is locked, so concurrent writers all land, one after another in
+    one chain. With `sign` (bytes -> an armored SSH signature, data.sshsig) the exact bytes
+    stored are signed and the signature stored beside them as `<record>.json.sig`, linked
+    before the record so a record never appears without the signature made for it.
 
     The same sign-off again (a stored record equal to this one but for its time, made
     less than REPEAT_SECONDS apart) is refused with AlreadyRecorded, which names the
@@ -139,29 +164,103 @@ def write_signoff(reviews_dir: Path, record: dict[str, Any]) -> Path:
     if errors:
         raise ValueError(f"the sign-off record cannot be stored: {'; '.join(errors)}")
     try:
-        data = serialise_signoff(record)
+        serialise_signoff(record)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"the sign-off record cannot be stored: it is not JSON ({exc})") from exc
     time = parse_time(record["time"])
     if time is None:  # unreachable: record_errors checked it
         raise ValueError(f"the sign-off record cannot be stored: bad time {record['time']!r}")
-    stem = f"{time.strftime('%Y%m%dT%H%M%SZ')}-{hashlib.sha256(data).hexdigest()[:16]}"
     _ensure_dir(reviews_dir)
-    # the check for a repeat and the link are one step for every writer on this machine
+    # the check for a repeat, the chain's end and the link are one step for every writer
     with _locked(reviews_dir):
         _remove_stale_temps(reviews_dir)
-        earlier = _repeat_of(reviews_dir, record, time)
-        if earlier is not None:
-            raise AlreadyRecorded(earlier, record)
-        temp = _write_temp(reviews_dir, data)
-        try:
-            final = _link_unique(temp, reviews_dir, stem, data)
-        finally:
-            # After the link the record has its own name; the temp name is only clutter,
-            # and failing to remove it must not report a stored record as lost.
+        if record.get("kind") != REGISTRATION:
+            earlier = _repeat_of(reviews_dir, record, time)
+            if earlier is not None:
+                raise AlreadyRecorded(earlier, record)
+        chained = dict(record, **next_links(read_ledger_files(reviews_dir)))
+        data = serialise_signoff(chained)
+        stem = f"{time.strftime('%Y%m%dT%H%M%SZ')}-{hashlib.sha256(data).hexdigest()[:16]}"
+        signature = sign(data) if sign is not None else None
+        return _store(reviews_dir, stem, data, signature)
+
+
+def _store(reviews_dir: Path, stem: str, data: bytes, signature: bytes | None) -> Path:
+    """Link the signature (if any), then the record; temp files removed either way."""
+    temps: list[Path] = []
+    try:
+        if signature is not None:
+            name = _free_name(reviews_dir, stem)
+            temps.append(_write_temp(reviews_dir, signature))
+            sig_final = _link_unique(temps[-1], reviews_dir, f"{name}.json", signature, ".sig")
+            temps.append(_write_temp(reviews_dir, data))
+            final = _link_unique(temps[-1], reviews_dir, name, data)
+            if final.name + ".sig" != sig_final.name:  # a writer without the lock took the name
+                os.rename(sig_final, final.with_name(final.name + ".sig"))
+            return final
+        temps.append(_write_temp(reviews_dir, data))
+        return _link_unique(temps[-1], reviews_dir, stem, data)
+    finally:
+        # After the link the record has its own name; the temp name is only clutter,
+        # and failing to remove it must not report a stored record as lost.
+        for temp in temps:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
-    return final
+
+
+def _free_name(reviews_dir: Path, stem: str) -> str:
+    counter = 0
+    while True:
+        name = stem if counter == 0 else f"{stem}-{counter}"
+        if not (reviews_dir / f"{name}.json").exists():
+            return name
+        counter += 1
+
+
+def read_ledger_files(reviews_dir: Path) -> list[LedgerFile]:
+    """Every `*.json` of the reviews directory as the chain sees it: its name, the SHA-256
+    of its bytes, and its record (None when it is not one). A missing directory is empty."""
+    try:
+        with os.scandir(reviews_dir) as entries:
+            names = sorted(
+                e.name for e in entries if e.name.endswith(".json") and not e.name.startswith(".")
+            )
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise _dir_error(reviews_dir, exc, reading=True) from exc
+    files = []
+    for name in names:
+        raw = _raw_bytes(reviews_dir / name)
+        if raw is None:
+            continue
+        parsed = parse_signoff(raw)
+        record = parsed if not isinstance(parsed, str) else None
+        time = str(record.get("time", "")) if record is not None else ""
+        files.append(LedgerFile(name, hashlib.sha256(raw).hexdigest(), record, time))
+    return files
+
+
+def _raw_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes (at most MAX_SIGNOFF_BYTES + 1), or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_SIGNOFF_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_signature(record_path: Path) -> bytes | None:
+    """The `.sig` file beside a record, or None when there is none (or it cannot be read)."""
+    return _raw_bytes(record_path.with_name(record_path.name + ".sig"))
 
 
 class AlreadyRecorded(ValueError):
@@ -178,8 +277,12 @@ class AlreadyRecorded(ValueError):
         )
 
 
+_NOT_COMPARED = ("time", PREVIOUS, PREVIOUS_SHA256, UNCHAINED_SHA256)
+
+
 def _without_time(record: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in record.items() if key != "time"}
+    """A record but for its time and its place in the chain: what a repeat has in common."""
+    return {key: value for key, value in record.items() if key not in _NOT_COMPARED}
 
 
 def _repeat_of(reviews_dir: Path, record: dict[str, Any], time: datetime) -> StoredSignoff | None:
@@ -322,11 +425,14 @@ def read_signoffs(reviews_dir: Path) -> tuple[list[StoredSignoff], list[SignoffP
             problems.append(SignoffProblem(name, result))
             continue
         data, record = result
+        if record.get("kind") == REGISTRATION:
+            continue  # a policy's registration: in the ledger, not a sign-off
         time = parse_time(record["time"])
         if time is None:  # unreachable: parse_signoff checked it
             problems.append(SignoffProblem(name, "has an unreadable time"))
             continue
-        stored.append((time, StoredSignoff(path, record, hashlib.sha256(data).hexdigest())))
+        digest = hashlib.sha256(data).hexdigest()
+        stored.append((time, StoredSignoff(path, record, digest, data, read_signature(path))))
     stored.sort(key=lambda item: item[0], reverse=True)  # stable: names stay ascending
     for name, age in sorted(_stale_temps(reviews_dir)):
         problems.append(
@@ -347,10 +453,12 @@ def file_sha256(path: Path) -> str | None:
         return None
 
 
-def _link_unique(temp: Path, reviews_dir: Path, stem: str, data: bytes) -> Path:
+def _link_unique(
+    temp: Path, reviews_dir: Path, stem: str, data: bytes, suffix: str = ".json"
+) -> Path:
     counter = 0
     while True:
-        final = reviews_dir / (f"{stem}.json" if counter == 0 else f"{stem}-{counter}.json")
+        final = reviews_dir / (f"{stem}{suffix}" if counter == 0 else f"{stem}-{counter}{suffix}")
         try:
             os.link(temp, final)
         except FileExistsError:

@@ -30,12 +30,8 @@ from dashboard.analysis.deltas import INTERVAL_NOTE as PAIRED_INTERVAL
 from dashboard.analysis.estimates import INTERVAL_NOTE
 from dashboard.analysis.gating import FAILED
 from dashboard.analysis.review import (
-    CHANGED,
-    MISSING,
-    UNCHANGED,
     Review,
     envelope_meaning,
-    evidence_status,
     review_json,
 )
 from dashboard.analysis.verifying import MalformedPacket
@@ -43,6 +39,13 @@ from dashboard.render import charts, formatting
 from dashboard.render.formatting import envelope_text, one_line, pct, pct_ci
 from dashboard.render.gate_report import rule_detail, strict_line
 from dashboard.render.inline_svg import inline_svg
+from dashboard.render.packet_records import (
+    carried_signatures,
+    for_release,
+    head_html,
+    integrity_html,
+    signoff_rows,
+)
 from dashboard.render.print_page import print_header
 from dashboard.render.review_tables import p_text, slices_note
 
@@ -401,50 +404,29 @@ def _method_section(r: Review) -> str:
     return _section("method", "Method", "".join(f"<p>{_e(p)}</p>" for p in paras))
 
 
-_EVIDENCE_WORDS: Final = {
-    UNCHANGED: "the files of this packet",
-    CHANGED: "other bytes: the evidence has changed since",
-    MISSING: "a file this packet does not hold",
-}
-
-
-def _identity(record: Mapping[str, Any]) -> str:
-    ident = record.get("identity")
-    if not record.get("identity_verified") or not isinstance(ident, Mapping):
-        return "unverified (name typed)"
-    who, issuer = ident.get("email") or ident.get("subject"), ident.get("issuer")
-    return "verified" + (f": {who}" if who else "") + (f" ({issuer})" if issuer else "")
-
-
-def _signoffs_section(r: Review, records: Sequence[Mapping[str, Any]]) -> str:
+def _signoffs_section(
+    r: Review,
+    records: Sequence[Mapping[str, Any]],
+    signatures: Mapping[str, Mapping[str, str]],
+    criteria: Mapping[str, Any] | None,
+) -> str:
+    lead = f"<p>{_e(criteria['sentence'])}</p>" if criteria else ""
     if not records:
-        body = "<p>No sign-off is recorded for this release.</p>"
+        body = lead + "<p>No sign-off is recorded for this release.</p>"
         return _section("signoffs", "Sign-offs", body, page=True)
-    digests = {e.path: e.sha256 for e in r.evidence}
+    # the signature column only when a record is signed: a packet of unsigned records reads
+    # (and verifies) as it did before signatures existed
+    signed = bool(signatures)
     rows = [
-        (
-            _nowrap(rec.get("time", "")),
-            rec.get("by", ""),
-            _identity(rec),
-            _Html(f"<b>{_e(rec.get('decision', ''))}</b>"),
-            rec.get("comment", ""),
-            _EVIDENCE_WORDS[evidence_status(rec.get("evidence") or [], digests).status],
-        )
-        for rec in records
+        (_nowrap(t), by, ident, *([sig] if signed else []), _Html(f"<b>{_e(d)}</b>"), c, on)
+        for t, by, ident, sig, d, c, on in signoff_rows(r, records, signatures)
     ]
-    headers = ["time (UTC)", "by", "identity", "decision", "comment", "signed on"]
-    return _section("signoffs", "Sign-offs", _table(headers, rows), page=True)
+    headers = ["time (UTC)", "by", "identity", *(["signature"] if signed else [])]
+    headers += ["decision", "comment", "signed on"]
+    return _section("signoffs", "Sign-offs", lead + _table(headers, rows), page=True)
 
 
 # ---- the document and its machine-readable block ---------------------------------------------
-
-
-def _for_release(review: Review, signoffs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        dict(s)
-        for s in signoffs
-        if s.get("suite") == review.suite and s.get("release") == review.release
-    ]
 
 
 def _json_block(doc: Mapping[str, Any]) -> str:
@@ -461,20 +443,36 @@ def render_packet(
     signoffs: Sequence[Mapping[str, Any]] = (),
     history: pd.DataFrame | None = None,
     generated_at: str,
+    signatures: Mapping[str, Mapping[str, str]] | None = None,
+    criteria: Mapping[str, Any] | None = None,
+    integrity: Sequence[Mapping[str, Any]] | None = None,
+    ledger_head: Mapping[str, str] | None = None,
 ) -> str:
     """The review packet as one HTML document (no script needed, nothing loaded).
 
     `signoffs` are sign-off records; those of this suite and release are shown and carried.
     `history` is the suite's release table at the review's k (analysis.releases.release_table),
-    drawn as pass@k and pass^k across releases when given.
+    drawn as pass@k and pass^k across releases when given. `signatures` (record SHA-256 ->
+    {signature, status_text}), `criteria` (Preregistration.as_json) and `integrity`
+    (evidence_integrity.integrity_json) and `ledger_head` (the reviews directory's last
+    record: file, sha256) are carried when given.
     """
-    records = _for_release(review, signoffs)
-    doc = {
+    records = for_release(review, signoffs)
+    carried = carried_signatures(records, signatures or {})
+    doc: dict[str, Any] = {
         "review": review_json(review),
         "signoffs": records,
         "generated_at": generated_at,
         "suite_releases": list(review.releases),  # the chart's and provenance's, then
     }
+    if carried:
+        doc["signatures"] = carried
+    if criteria is not None:
+        doc["criteria"] = dict(criteria)
+    if integrity is not None:
+        doc["trial_digests"] = [dict(f) for f in integrity]
+    if ledger_head is not None:
+        doc["ledger_head"] = dict(ledger_head)
     title = f"relidash review: {review.suite} {review.release} — {review.verdict}"
     body = "".join(
         (
@@ -485,8 +483,10 @@ def render_packet(
             _slices_section(review),
             _lottery_section(review),
             _provenance_section(review),
+            integrity_html(integrity),
             _method_section(review),
-            _signoffs_section(review, records),
+            _signoffs_section(review, records, carried, criteria),
+            head_html(ledger_head),
             f"<footer>Generated {_e(generated_at)} by relidash {_e(review.relidash_version)}. "
             "The numbers above are repeated in the machine-readable block "
             f"<code>#{PACKET_BLOCK_ID}</code> of this file.</footer>",

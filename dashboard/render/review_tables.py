@@ -255,10 +255,18 @@ def problems_table(review: Review) -> pd.DataFrame:
     return pd.DataFrame(list(review.problems), columns=["file", "scope", "reason"])
 
 
+def ledger_breaks_table(breaks: Sequence[Any]) -> pd.DataFrame:
+    """The records at which the ledger breaks (analysis.ledger_state.LedgerState.breaks)."""
+    return pd.DataFrame(
+        [{"record": b.file, "break": b.kind, "what": b.reason} for b in breaks],
+        columns=["record", "break", "what"],
+    )
+
+
 def signoffs_table(entries: Sequence[ReviewEntry]) -> pd.DataFrame:
     columns = [
-        "time", "suite", "release", "base", "decision", "by", "identity", "evidence",
-        "changed files", "comment",
+        "time", "suite", "release", "base", "decision", "by", "identity", "signature",
+        "chain", "evidence", "changed files", "comment",
     ]  # fmt: skip
     rows = []
     for e in entries:
@@ -272,6 +280,8 @@ def signoffs_table(entries: Sequence[ReviewEntry]) -> pd.DataFrame:
                 "decision": r.get("decision"),
                 "by": r.get("by"),
                 "identity": "verified" if r.get("identity_verified") else "unverified",
+                "signature": e.signature.describe(),
+                "chain": "chained" if e.chained else "predates chaining",
                 "evidence": e.evidence.status,
                 "changed files": "; ".join(
                     f"{f['path']}: {str(f['old'])[:12]}… → "

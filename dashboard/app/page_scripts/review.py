@@ -3,6 +3,7 @@ changed, the lottery cases, the evidence; a sign-off bound to that evidence."""
 
 import streamlit as st
 
+from dashboard.app import ledger_view, packet_download
 from dashboard.app import state as app_state
 from dashboard.app.auth import signed_in_identity
 from dashboard.app.tables import compact_table
@@ -152,9 +153,16 @@ st.caption(
     f"Policy: {md(review.policy.source)} · SHA-256 {review.policy.sha256} · "
     f"relidash {md(review.relidash_version)}"
 )
+for edited in ledger_view.edited_evidence(review):
+    st.error(md(edited))
+criteria = ledger_view.criteria(review)
+if criteria is not None:
+    st.caption(md(criteria.sentence()))
 
 st.subheader("Sign-off")
-entries, record_problems = app_state.review_history(suite=review.suite, release=review.release)
+entries, record_problems = app_state.review_history(
+    ledger_view.allowed_signers(), suite=review.suite, release=review.release
+)
 if entries:
     compact_table(
         signoff_rows(review_tables.signoffs_table(entries)),
@@ -194,16 +202,17 @@ if submitted:
         check_reviews_dir,
         write_signoff,
     )
+    from dashboard.data.sshsig import SigningError
 
     try:
         record = signoff_record(
             review, decision=decision, by=name, comment=comment, identity=identity
         )
         check_reviews_dir(app_state.reviews_dir(), app_state.reports_dir())
-        path = write_signoff(app_state.reviews_dir(), record)
+        path = write_signoff(app_state.reviews_dir(), record, sign=ledger_view.server_signer())
     except AlreadyRecorded as exc:
         st.info(f"Nothing new recorded: {md(exc)}.")
-    except (ValueError, ReviewsDirError, OSError) as exc:
+    except (ValueError, ReviewsDirError, OSError, SigningError) as exc:
         st.error(
             f"The sign-off was not recorded: {md(exc)}. What you entered: {decision}, "
             f"by {md(name) or '(no name)'}, comment: {md(comment) or '(none)'}"
@@ -223,7 +232,7 @@ if submitted:
 st.download_button(
     "Download the review packet (HTML)",
     # built when clicked, with the sign-offs recorded by then
-    data=lambda: app_state.review_packet(
+    data=lambda: packet_download.review_packet(
         version, suite, release, None if base in ("(none)", default_base) else base, k, count_errors
     ),
     file_name=f"review-{suite}-{release}.html",

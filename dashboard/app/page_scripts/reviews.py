@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dashboard.app import ledger_view
 from dashboard.app import state as app_state
 from dashboard.app.tables import compact_table
 from dashboard.app.widgets import download
@@ -14,7 +15,8 @@ st.caption(
     f"Sign-offs in {md(app_state.reviews_dir())}. Evidence is checked now: unchanged (every "
     "report file has the digest it had when signed), changed (which files), or missing."
 )
-entries, problems = app_state.review_history()
+signers = ledger_view.allowed_signers()
+entries, problems = app_state.review_history(allowed_signers=signers)
 c1, c2, c3 = st.columns(3)
 suites = sorted({str(e.record.get("suite")) for e in entries})
 with c1:
@@ -48,6 +50,19 @@ else:
         wrap=True,
     )
     download(table, "reviews")
+ledger = ledger_view.ledger_state(signers)
+if ledger is not None and ledger.chain.order:
+    st.subheader("Ledger")
+    (st.success if ledger.holds else st.error)(md(ledger.summary()))
+    if not ledger.holds:
+        st.dataframe(
+            review_tables.ledger_breaks_table(ledger.breaks), hide_index=True, width="stretch"
+        )
+    if ledger.chain.head_sha256:
+        st.caption(
+            f"The last record's SHA-256 is {ledger.chain.head_sha256}: noted elsewhere (a "
+            "ticket, a packet), it shows later that no record was cut from the end."
+        )
 if problems:
     st.subheader(f"Problems ({len(problems)})")
     st.caption("Files in the reviews directory that are not sign-off records; left as they are.")

@@ -1,0 +1,67 @@
+"""Whether a review's evidence files are as their writer left them: each multivon-eval
+report's trial records against their own digests (data.trial_digests), at review and
+verify time, never on the load path.
+
+A report whose trials do not match is flagged "edited after it was written": its numbers
+may be the edit's, not the run's. Reports without trial digests (before multivon-eval
+0.18, other harnesses) are said to have none to check.
+
+Must not: write anything, import Streamlit, or read files other than the evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from dashboard.analysis.review import Review
+from dashboard.data.sources import SourceError
+from dashboard.data.sources.reports import ReportSource
+from dashboard.data.trial_digests import check_trial_digests
+
+
+@dataclass(frozen=True)
+class FileIntegrity:
+    path: str
+    role: str  # "release" | "base"
+    trials: int
+    mismatched: int
+    examples: tuple[str, ...]
+
+    @property
+    def edited(self) -> bool:
+        return self.mismatched > 0
+
+    def sentence(self) -> str:
+        if self.edited:
+            shown = "; ".join(self.examples)
+            more = self.mismatched - len(self.examples)
+            return (
+                f"{self.path} ({self.role}) was edited after it was written: "
+                f"{self.mismatched} of its {self.trials} trial records do not match their "
+                f"digests ({shown}{f'; and {more} more' if more > 0 else ''})"
+            )
+        if self.trials == 0:
+            return f"{self.path} ({self.role}): no trial digests to check"
+        return f"{self.path} ({self.role}): all {self.trials} trial records match their digests"
+
+
+def evidence_integrity(review: Review, source: ReportSource) -> tuple[FileIntegrity, ...]:
+    """Each evidence file's trial records against their digests; a file that is gone or
+    cannot be fetched has none to check (the evidence status says it changed)."""
+    out = []
+    for e in review.evidence:
+        try:
+            path = source.open_file(e.path)
+        except (FileNotFoundError, SourceError):
+            out.append(FileIntegrity(e.path, e.role, 0, 0, ()))
+            continue
+        found = check_trial_digests(path)
+        out.append(
+            FileIntegrity(e.path, e.role, found.trials, found.mismatched_count, found.mismatched)
+        )
+    return tuple(out)
+
+
+def integrity_json(files: tuple[FileIntegrity, ...]) -> list[dict[str, Any]]:
+    return [dict(asdict(f), edited=f.edited, sentence=f.sentence()) for f in files]
