@@ -54,9 +54,11 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import loading
+from dashboard.analysis.estimates import WIDEN_CASES
 from dashboard.analysis.suite_k import suite_ks
 from dashboard.data.catalog import open_catalog
 from dashboard.stats import METRIC_PASS_HAT_K, PassKResult, suite_pass_k
+from dashboard.stats.intervals import wilson_interval
 
 APP = ROOT / "dashboard" / "app" / "main.py"
 TIMEOUT = 60  # AppTest's 3 s default is too short for a first load on a busy machine
@@ -747,14 +749,55 @@ def test_lottery_table_and_csv_for_every_release(
 
 # ---- Gates -------------------------------------------------------------------------------------
 
-GATE_DETAIL = re.compile(
-    r"pass\^(\d+) gate (PASSED|FAILED): CI lower bound (\d+\.\d+) (>=|<) required (\d+\.\d+) "
-    r"\(pass\^\d+ = (\d+\.\d+), CI \[(\d+\.\d+), (\d+\.\d+)\], (\d+) cases\)"
+# Verdicts are three-way (UNDECIDED when the CI straddles the threshold) and, at
+# WIDEN_CASES cases or fewer, read a widened interval: the sentence for each.
+_GATE_NUMBERS = (
+    r"\(pass\^\d+ = (?P<value>\d+\.\d+), (?P<widened>widened )?CI "
+    r"\[(?P<low>\d+\.\d+), (?P<high>\d+\.\d+)\], (?P<cases>\d+) cases\)"
+)
+_GATE_REQUIRED = r"required (?P<required>\d+\.\d+)"
+GATE_DETAIL = {
+    "PASSED": re.compile(
+        rf"pass\^(?P<k>\d+) gate PASSED: CI lower bound (?P<bound>\d+\.\d+) >= {_GATE_REQUIRED} "
+        + _GATE_NUMBERS
+    ),
+    "FAILED": re.compile(
+        rf"pass\^(?P<k>\d+) gate FAILED: the whole CI is below the {_GATE_REQUIRED} "
+        + _GATE_NUMBERS
+    ),
+    "UNDECIDED": re.compile(
+        rf"pass\^(?P<k>\d+) gate UNDECIDED \(fails\): the (?:widened )?CI \[\d+\.\d+, \d+\.\d+\] "
+        rf"straddles the {_GATE_REQUIRED}; the evidence neither meets nor rules it out "
+        + _GATE_NUMBERS
+    ),
+}
+PERFECTION_REFUTED = re.compile(
+    r"pass\^(?P<k>\d+) gate FAILED: a failed trial rules out pass\^\d+ >= \d+\.\d+ "
+    r"\(pass\^\d+ = (?P<value>\d+\.\d+) < (?P<required>\d+\.\d+), (?P<widened>widened )?CI "
+    r"\[(?P<low>\d+\.\d+), (?P<high>\d+\.\d+)\], (?P<cases>\d+) cases\)"
 )
 
 
 def decimals(number_text: str) -> int:
     return len(number_text.split(".")[1])
+
+
+def verdict_interval(cell: Mapping[str, Any], n_cases: int) -> tuple[float, float]:
+    """The CI a verdict reads (and `relidash gate` prints): the reported one, widened at
+    WIDEN_CASES cases or fewer to hold the Wilson interval of the value as a proportion."""
+    low, high = float(cell["ci_low"]), float(cell["ci_high"])
+    if n_cases > WIDEN_CASES:
+        return low, high
+    wilson_low, wilson_high = wilson_interval(float(cell["value"]) * n_cases, n_cases)
+    return min(low, wilson_low), max(high, wilson_high)
+
+
+def expected_verdict(value: float, low: float, high: float, threshold: float) -> str:
+    if low >= threshold:
+        return "PASSED"
+    if high < threshold or (threshold >= 1.0 and value < 1.0):
+        return "FAILED"
+    return "UNDECIDED"
 
 
 def gate_row_errors(
@@ -779,12 +822,12 @@ def gate_row_errors(
     if int(row["n_cases"]) != n_cases:
         errors.append(f"{where} n_cases {row['n_cases']}, expected {n_cases}")
     for source, cell, tolerance in expected:
-        for field, column in (
-            ("value", "pass_hat_k"),
-            ("ci_low", "ci_low"),
-            ("ci_high", "ci_high"),
+        low, high = verdict_interval(cell, n_cases) if known(cell) else (None, None)
+        for column, exact in (
+            ("pass_hat_k", cell["value"] if cell else None),
+            ("ci_low", low),
+            ("ci_high", high),
         ):
-            exact = cell[field] if cell else None
             if not close(row[column], exact, max(tolerance, rounding)):
                 errors.append(f"{where} {column}: {row[column]!r}, {source} {exact}")
     cell = expected[0][1]
@@ -796,28 +839,43 @@ def gate_row_errors(
             errors.append(f"{where} detail {detail!r}")
         return errors
     assert cell is not None
-    verdict = "PASSED" if cell["ci_low"] >= threshold else "FAILED"
+    value = float(cell["value"])
+    low, high = verdict_interval(cell, n_cases)
+    verdict = expected_verdict(value, low, high, threshold)
     if row["verdict"] != verdict:
         errors.append(f"{where} verdict {row['verdict']}, expected {verdict}")
-    match = GATE_DETAIL.fullmatch(detail)
+    perfection = verdict == "FAILED" and high >= threshold
+    pattern = PERFECTION_REFUTED if perfection else GATE_DETAIL[verdict]
+    match = pattern.fullmatch(detail)
     if match is None:
-        return [*errors, f"{where} detail {detail!r} is not a gate sentence"]
+        return [*errors, f"{where} detail {detail!r} is not a {verdict} gate sentence"]
+    widened = (low, high) != (cell["ci_low"], cell["ci_high"])
+    if bool(match["widened"]) != widened:
+        errors.append(f"{where} detail {detail!r}: widened is {widened}")
+    required = float(match["required"])
     numbers = [
-        ("k", float(match[1]), k, 0),
-        ("CI lower bound", float(match[3]), cell["ci_low"], decimals(match[3])),
-        ("required", float(match[5]), threshold, decimals(match[5])),
-        ("value", float(match[6]), cell["value"], 3),
-        ("CI low", float(match[7]), cell["ci_low"], 3),
-        ("CI high", float(match[8]), cell["ci_high"], 3),
-        ("cases", float(match[9]), n_cases, 0),
+        ("k", float(match["k"]), k, 0),
+        ("required", required, threshold, decimals(match["required"])),
+        ("value", float(match["value"]), value, decimals(match["value"])),
+        ("CI low", float(match["low"]), low, decimals(match["low"])),
+        ("CI high", float(match["high"]), high, decimals(match["high"])),
+        ("cases", float(match["cases"]), n_cases, 0),
     ]
+    if verdict == "PASSED":
+        numbers.append(("CI lower bound", float(match["bound"]), low, decimals(match["bound"])))
     errors += [
         f"{where} detail {name} {shown} != {exact}"
         for name, shown, exact, places in numbers
         if not within(shown, exact, places)
     ]
-    if match[2] != verdict or match[4] != (">=" if verdict == "PASSED" else "<"):
-        errors.append(f"{where} detail says {match[2]} {match[4]}, expected {verdict}")
+    # the comparison the sentence states reads true in the digits it prints
+    reads_true = {
+        "PASSED": lambda: float(match["bound"]) >= required,
+        "FAILED": lambda: float(match["value" if perfection else "high"]) < required,
+        "UNDECIDED": lambda: float(match["low"]) < required <= float(match["high"]),
+    }[verdict]()
+    if not reads_true:
+        errors.append(f"{where} detail {detail!r} does not read true as printed")
     return errors
 
 
@@ -894,8 +952,14 @@ def test_gates_table_and_csv(
         errors += [f"CSV: {e}" for e in gates_errors(rows, rels, upstream, case_rows, rules, k)]
         # the verdict lines above the table are the latest release's rows
         latest = [r for r in records(table) if r["release"] == rels[-1]["release"]]
-        said = sorted(m.value for m in [*at.success, *at.error])
-        assert said == sorted(f"{r['release']} · {r['slice']}: {r['detail']}" for r in latest)
+        # UNDECIDED shows as st.info and UNKNOWN as st.warning; each line is sent as Markdown
+        # with its punctuation escaped
+        said = sorted(
+            re.sub(r"\\(.)", r"\1", m.value).replace("\u2060", "")
+            for m in [*at.success, *at.error, *at.info, *at.warning]
+        )
+        if said != sorted(f"{r['release']} · {r['slice']}: {r['detail']}" for r in latest):
+            errors.append(f"verdict lines {said} at k={k}, rules {rules}")
     assert not errors, report(errors)
 
 

@@ -91,12 +91,26 @@ def test_gate_line_shows_enough_digits_to_be_true() -> None:
     import numpy as np
 
     verdict = gating.gate_verdict(np.array([5, 5, 5, 5]), np.array([5, 5, 5, 2]), 1, 0.5)
+    # verdicts are three-way: a CI whose lower bound is just under the threshold straddles
+    # it (UNDECIDED), and FAILED says the whole CI is below, so its top is the number compared
     line = gate_report.verdict_line(
-        gating.GateVerdict("FAILED", "pass^k", 4, 0.6, 0.49952, 0.8, 20, 0.5, "ci_low", "")
+        gating.GateVerdict("UNDECIDED", "pass^k", 4, 0.6, 0.49952, 0.8, 20, 0.5, "ci_low", "")
     )
-    assert "0.4995 < required 0.5000" in line
-    # pass^1 per case is 1, 1, 1, 0.4: value 0.85, and the bootstrap's lower bound 0.55
-    assert (verdict.verdict, verdict.value, verdict.ci_low) == ("PASSED", 0.85, 0.55)
+    assert "CI [0.4995, 0.8000] straddles the required 0.5000" in line
+    line = gate_report.verdict_line(
+        gating.GateVerdict("FAILED", "pass^k", 4, 0.45, 0.4, 0.49952, 20, 0.5, "ci_low", "")
+    )
+    assert "the whole CI is below the required 0.5000" in line
+    assert "CI [0.4000, 0.4995]" in line
+    line = gate_report.verdict_line(
+        gating.GateVerdict("FAILED", "pass^k", 4, 0.99996, 0.9, 1.0, 20, 1.0, "ci_low", "")
+    )
+    assert "pass^4 = 0.99996 < 1.00000" in line
+    # pass^1 per case is 1, 1, 1, 0.4: value 0.85, and the bootstrap's lower bound 0.55;
+    # at 4 cases the verdict reads the widened interval, which reaches below 0.5
+    assert (verdict.value, verdict.method) == (0.85, estimates.METHOD_WIDENED)
+    assert verdict.ci_low is not None and verdict.ci_low < 0.5
+    assert verdict.verdict == "UNDECIDED"
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,10 @@ def reports_label() -> str:
     return source().label
 
 
-@st.cache_resource(show_spinner=False)
+# A server serves the one source its environment names; a catalog for another (a changed
+# environment, a test's) is let go, and so is every one when the cache is cleared: its
+# watch is closed then, or each would keep an inotify instance and threads for good.
+@st.cache_resource(show_spinner=False, max_entries=1, on_release=ServedCatalog.release)
 def served_catalog(text: str, anon: bool, catalog: str | None) -> ServedCatalog:
     reports = report_source(text, anon)
     return ServedCatalog(reports, catalog_location(reports, catalog))

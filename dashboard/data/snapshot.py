@@ -222,6 +222,14 @@ class ServedCatalog:
         except (SourceError, CatalogError, duckdb.Error, OSError):
             return False
 
+    def release(self) -> None:
+        """Stop watching the directory: the server has let this catalog go. A watch holds
+        an inotify instance (the system allows a user few of them) and threads until it
+        is closed; a page still drawn from this catalog walks the directory instead."""
+        watch, self.watch = self.watch, None
+        if watch is not None:
+            watch.close()
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         if self._snapshot is None:
             raise CatalogError("the catalog has not been loaded yet")

@@ -56,29 +56,36 @@ def verdict_line(v: GateVerdict) -> str:
         return _drop_line(name, v)
     if v.uses in PER_CASE:
         return _per_case_line(v)
+    assert v.ci_low is not None and v.ci_high is not None
     bound = "CI lower bound" if v.uses == USES_CI_LOW else "value"
     observed = v.ci_low if v.uses == USES_CI_LOW else v.value
-    assert observed is not None
     op = {PASSED: ">=", FAILED: "<"}.get(v.verdict, "<")
-    digits = _digits_to_show(observed, v.threshold)
+    # each sentence compares one number with the threshold: print both with the decimals
+    # that comparison needs to read true (a CI's top of 0.49952 is not "0.500 < 0.500")
+    whole_ci_below = v.verdict == FAILED and v.uses == USES_CI_LOW and v.ci_high < v.threshold
+    compared = v.ci_high if whole_ci_below else observed
+    digits = _digits_to_show(compared, v.threshold)
     # a verdict at a few cases reads a widened interval (estimates.verdict_interval)
     ci = "widened CI" if v.method == METHOD_WIDENED else "CI"
-    numbers = f"({name} = {v.value:.3f}, {ci} [{v.ci_low:.3f}, {v.ci_high:.3f}], {v.n_cases} cases)"
+    interval = f"{ci} [{v.ci_low:.{digits}f}, {v.ci_high:.{digits}f}]"
+    numbers = f"({name} = {v.value:.3f}, {interval}, {v.n_cases} cases)"
+    required = f"required {v.threshold:.{digits}f}"
     if v.verdict == UNDECIDED:
         return (
-            f"{name} gate UNDECIDED (fails): the {ci} [{v.ci_low:.3f}, {v.ci_high:.3f}] "
-            f"straddles the required {v.threshold:.{digits}f}; the evidence neither meets "
-            f"nor rules it out {numbers}"
+            f"{name} gate UNDECIDED (fails): the {interval} straddles the {required}; the "
+            f"evidence neither meets nor rules it out {numbers}"
         )
+    if whole_ci_below:
+        return f"{name} gate FAILED: the whole CI is below the {required} {numbers}"
     if v.verdict == FAILED and v.uses == USES_CI_LOW:
+        # a claim of perfection, refuted by a failed trial whatever the interval's top
+        digits = _digits_to_show(v.value, v.threshold)
         return (
-            f"{name} gate FAILED: the whole CI is below the required "
-            f"{v.threshold:.{digits}f} {numbers}"
+            f"{name} gate FAILED: a failed trial rules out {name} >= {v.threshold:.{digits}f} "
+            f"({name} = {v.value:.{digits}f} < {v.threshold:.{digits}f}, {interval}, "
+            f"{v.n_cases} cases)"
         )
-    return (
-        f"{name} gate {v.verdict}: {bound} {observed:.{digits}f} {op} required "
-        f"{v.threshold:.{digits}f} {numbers}"
-    )
+    return f"{name} gate {v.verdict}: {bound} {observed:.{digits}f} {op} {required} {numbers}"
 
 
 def _drop_line(name: str, v: GateVerdict) -> str:
