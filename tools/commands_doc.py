@@ -15,7 +15,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 DOC = ROOT / "docs" / "commands.md"
+
+from generated_page import write_or_check  # noqa: E402
+
 # said once on the page for every command that loads reports
 COMMON = ("--catalog", "--max-file-mb", "--anon", "--catalog-wait")
 
@@ -81,21 +85,13 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not DOC.exists() or DOC.read_text() != text:
-            print(
-                "docs/commands.md is not what the parser gives: run tools/commands_doc.py",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    DOC.write_text(text)
-    print(DOC.relative_to(ROOT))
-    return 0
+    return write_or_check(
+        DOC,
+        render,
+        __doc__.split("\n\n")[0],
+        "the parser gives: run tools/commands_doc.py",
+        argv,
+    )
 
 
 if __name__ == "__main__":

@@ -9,12 +9,15 @@ the kept figures give (a hand edit, or a benchmark run whose table was not regen
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from generated_page import write_or_check  # noqa: E402
+
 FIGURES = ROOT / "benchmarks" / "figures"
 DOC = ROOT / "docs" / "performance.md"
 # the order the benchmarks appear in, most read first
@@ -67,22 +70,13 @@ def load() -> list[dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
-    args = parser.parse_args(argv)
-    text = render(load())
-    if args.check:
-        current = DOC.read_text() if DOC.exists() else ""
-        if current != text:
-            print(
-                f"{DOC.relative_to(ROOT)} is not what benchmarks/figures/ gives: run make performance-doc",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    DOC.write_text(text)
-    print(DOC.relative_to(ROOT))
-    return 0
+    return write_or_check(
+        DOC,
+        lambda: render(load()),
+        __doc__.split("\n\n")[0],
+        "benchmarks/figures/ gives: run make performance-doc",
+        argv,
+    )
 
 
 if __name__ == "__main__":

@@ -324,15 +324,20 @@ def holding_cases(cases: pd.DataFrame, metric: str, k: int) -> tuple[HoldingCase
     order = below[np.lexsort((below, c[below] / n[below], values[below]))]
     rows = counted.iloc[order]
     return tuple(
-        HoldingCase(
-            case_idx=int(row.case_idx),
-            case_id=row.case_id if isinstance(row.case_id, str) and row.case_id else None,
-            input=row.input if isinstance(row.input, str) else "",
-            passes=int(row.c),
-            runs=int(row.n),
-            value=float(value),
-        )
+        _holding_case(row, value)
         for row, value in zip(rows.itertuples(index=False), values[order], strict=True)
+    )
+
+
+def _holding_case(row: Any, value: float) -> HoldingCase:
+    """One suite_cases row (an itertuples row) with its value under a rule."""
+    return HoldingCase(
+        case_idx=int(row.case_idx),
+        case_id=row.case_id if isinstance(row.case_id, str) and row.case_id else None,
+        input=row.input if isinstance(row.input, str) else "",
+        passes=int(row.c),
+        runs=int(row.n),
+        value=float(value),
     )
 
 
@@ -359,14 +364,7 @@ def _case_checks(members: pd.DataFrame, rule: GateRule) -> tuple[CaseCheck, ...]
     values = c / n if rule.uses == USES_CASE_RATE else np.atleast_1d(pass_hat_k(n, c, rule.k))
     return tuple(
         CaseCheck(
-            HoldingCase(
-                case_idx=int(row.case_idx),
-                case_id=row.case_id if isinstance(row.case_id, str) and row.case_id else None,
-                input=row.input if isinstance(row.input, str) else "",
-                passes=int(row.c),
-                runs=int(row.n),
-                value=float(value),
-            ),
+            _holding_case(row, value),
             bool(value >= rule.threshold),
         )
         for row, value in zip(counted.itertuples(index=False), values, strict=True)
