@@ -97,7 +97,8 @@ def test_review_and_verify_flag_a_report_edited_after_it_was_written(
     edit_one_output(reports / "run.json")
     code, out, err = run_cli(["verify", str(packet), str(reports), *common], capsys)
     assert code == 1
-    assert f"run.json (release) was edited after it was written: 1 of its {TRIALS}" in out
+    # verify names the file by its role (raw paths only with --verbose)
+    assert f"the release's report was edited after it was written: 1 of its {TRIALS}" in out
 
     code, _, err = run_cli(review, capsys)
     assert code == 0, err

@@ -32,18 +32,21 @@ class FileIntegrity:
     def edited(self) -> bool:
         return self.mismatched > 0
 
-    def sentence(self) -> str:
+    def sentence(self, named: bool = True) -> str:
+        """What the check found, naming the file by its path (or, without `named`, by its
+        role: verify shows raw paths only when asked to)."""
+        who = f"{self.path} ({self.role})" if named else f"the {self.role}'s report"
         if self.edited:
             shown = "; ".join(self.examples)
             more = self.mismatched - len(self.examples)
             return (
-                f"{self.path} ({self.role}) was edited after it was written: "
+                f"{who} was edited after it was written: "
                 f"{self.mismatched} of its {self.trials} trial records do not match their "
                 f"digests ({shown}{f'; and {more} more' if more > 0 else ''})"
             )
         if self.trials == 0:
-            return f"{self.path} ({self.role}): no trial digests to check"
-        return f"{self.path} ({self.role}): all {self.trials} trial records match their digests"
+            return f"{who}: no trial digests to check"
+        return f"{who}: all {self.trials} trial records match their digests"
 
 
 def evidence_integrity(review: Review, source: ReportSource) -> tuple[FileIntegrity, ...]:

@@ -80,7 +80,7 @@ def criteria_finding(shown: Mapping[str, Any] | None, now: Preregistration) -> F
 
 def integrity_findings(files: Sequence[FileIntegrity]) -> list[Finding]:
     """One finding per evidence file with trial digests: an edited one does not hold."""
-    return [Finding(not f.edited, f.sentence()) for f in files if f.trials]
+    return [Finding(not f.edited, f.sentence(named=False)) for f in files if f.trials]
 
 
 def ledger_head(reviews_dir: Path) -> dict[str, str] | None:

@@ -110,8 +110,8 @@ def sha_lines(frame: pd.DataFrame, sha: str = "SHA-256", path: str = "file") -> 
 
 
 SIGNOFF_ORDER = [
-    "time", "suite", "release", "base", "decision", "by", "comment", "identity", "evidence",
-    "changed files",
+    "time", "suite", "release", "base", "decision", "by", "comment", "identity", "signature",
+    "chain", "evidence", "changed files",
 ]  # fmt: skip
 
 

@@ -60,7 +60,7 @@ if ledger is not None and ledger.chain.order:
         )
     if ledger.chain.head_sha256:
         st.caption(
-            f"The last record's SHA-256 is {ledger.chain.head_sha256}: noted elsewhere (a "
+            f"The last record's SHA-256 is {md(ledger.chain.head_sha256)}: noted elsewhere (a "
             "ticket, a packet), it shows later that no record was cut from the end."
         )
 if problems:
