@@ -240,3 +240,28 @@ min_case_pass_hat_k = 0.5
 def test_policy_errors_for_the_new_keys(text: str, message: str) -> None:
     with pytest.raises(policy.PolicyError, match=message):
         policy.parse_policy(text, "p.toml")
+
+
+def test_the_gate_chart_colours_every_verdict(con: Any) -> None:
+    from dashboard.analysis import summary
+    from dashboard.render import charts
+
+    overview = summary.report_overview(con)
+    table = gating.gate_table(con, overview, "toy", 4, [(None, 0.6)])
+    assert set(table["verdict"]) == {"UNDECIDED"}  # pass^4 0.533, CI [0.167, 0.867]
+    spec = charts.gate_chart(table, ["v1"], 4).to_dict()
+    domains = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            color = node.get("color")
+            if isinstance(color, dict) and "scale" in color:
+                domains.append(color["scale"]["domain"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec)
+    assert domains and all(set(gating.VERDICTS) <= set(d) for d in domains), domains

@@ -57,6 +57,7 @@ PASSED: Final = "PASSED"
 FAILED: Final = "FAILED"
 UNDECIDED: Final = "UNDECIDED"  # the interval straddles the threshold: more trials decide it
 UNKNOWN: Final = "UNKNOWN"
+VERDICTS: Final = (PASSED, FAILED, UNDECIDED, UNKNOWN)
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,9 @@ def gate_chart(table: pd.DataFrame, order: list[str], k: int) -> alt.Chart:
     color = alt.Color(
         "verdict:N",
         scale=alt.Scale(
-            domain=["PASSED", "FAILED", "UNKNOWN"], range=["#1a7f37", "#d1242f", "#9a6700"]
+            # every verdict analysis/gating.py gives (VERDICTS), each its own colour
+            domain=["PASSED", "FAILED", "UNDECIDED", "UNKNOWN"],
+            range=["#1a7f37", "#d1242f", "#6e40c9", "#9a6700"],
         ),
     )
     bars = (
