@@ -50,6 +50,13 @@ def serve(reports: Path, scratch: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = dict(os.environ, XDG_CACHE_HOME=str(scratch / "cache"))
     env["XDG_DATA_HOME"] = str(scratch / "data")
+    # one sign-off, so the Review and Reviews pages show a record and the ledger's state
+    subprocess.run(
+        [*relidash_command(), "signoff", str(reports), "--suite", "support-agent",
+         "--decision", "approved", "--by", "Release review",
+         "--comment", "pass^4 holds; two lottery cases to watch in the next release"],
+        env=env, check=True, capture_output=True,
+    )  # fmt: skip
     log = (scratch / "serve.log").open("wb")
     proc = subprocess.Popen(
         [*relidash_command(), "serve", str(reports), "--port", str(port)],
