@@ -127,3 +127,27 @@ def test_an_undecided_gate_says_what_more_trials_would_do(
     assert code == 1
     assert "pass^4 gate UNDECIDED (fails)" in out
     assert "more trials on each of the 10 lottery cases" in out
+
+
+def test_the_first_page_leaves_the_simulation_to_the_review(tmp_path: Path) -> None:
+    from dashboard.analysis.gating import run_gate
+    from dashboard.analysis.headline import latest_headline
+    from dashboard.analysis.loading import refresh_catalog
+    from dashboard.analysis.policy import Policy, parse_policy
+    from dashboard.analysis.summary import report_overview
+    from dashboard.data.catalog import open_catalog
+
+    root = tmp_path / "reports"
+    cases = [case(f"t{i}", 8, runs=8) for i in range(30)] + [
+        case(f"l{i}", 4, runs=8) for i in range(10)
+    ]
+    write_report(root, "s", "v1", cases)
+    con = open_catalog(":memory:")
+    refresh_catalog(con, root)
+    rules = parse_policy("[[rule]]\nk = 4\nmin_value = 0.76\n", "p.toml")
+    head = latest_headline(con, report_overview(con), "s", 4, Policy("p.toml", "", tuple(rules)))
+    assert head.gate is not None
+    (shown,) = head.gate.results
+    assert shown.verdict.verdict == "UNDECIDED" and shown.plan is None
+    (reviewed,) = run_gate(con, "s", "v1", rules).results
+    assert reviewed.verdict == shown.verdict and reviewed.plan is not None

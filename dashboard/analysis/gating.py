@@ -406,9 +406,11 @@ def evaluate_rule(
     base_cases: pd.DataFrame | None = None,
     base_release: str = "",
     harness: str = MULTIVON,
+    plan: bool = True,
 ) -> RuleResult:
     """One rule on one report's cases (suite_cases rows, in file order); a max_drop rule
-    also on its base release's cases."""
+    also on its base release's cases. With `plan`, an UNDECIDED threshold rule carries how
+    many more trials would decide it: a simulation, left out where it is not shown."""
     members = cases[in_slice(cases, rule.slice)]
     if rule.per_case:
         return _per_case_result(members, rule, _no_cases_reason(cases, rule, release))
@@ -431,11 +433,11 @@ def evaluate_rule(
         return RuleResult(rule, verdict)
     held = verdict.verdict in (FAILED, UNDECIDED)
     holding = holding_cases(members, rule.metric, rule.k) if held else ()
-    plan = None
-    if verdict.verdict == UNDECIDED:
+    more = None
+    if plan and verdict.verdict == UNDECIDED:
         on_ci_low = rule.uses == USES_CI_LOW
-        plan = decide_plan(n, c, rule.k, rule.metric, rule.threshold, on_ci_low)
-    return RuleResult(rule, verdict, holding, plan=plan)
+        more = decide_plan(n, c, rule.k, rule.metric, rule.threshold, on_ci_low)
+    return RuleResult(rule, verdict, holding, plan=more)
 
 
 def evaluate_rules(
@@ -444,13 +446,14 @@ def evaluate_rules(
     release: str = "",
     bases: dict[str, tuple[str, pd.DataFrame]] | None = None,
     harness: str = MULTIVON,
+    plan: bool = True,
 ) -> tuple[RuleResult, ...]:
     """Each rule on one report's cases; `bases` maps a max_drop rule's base name ("" for
     the release before) to that release's label and cases."""
     results = []
     for rule in rules:
         base_release, base_cases = (bases or {}).get(rule.base or "", ("", None))
-        results.append(evaluate_rule(cases, rule, release, base_cases, base_release, harness))
+        results.append(evaluate_rule(cases, rule, release, base_cases, base_release, harness, plan))
     return tuple(results)
 
 

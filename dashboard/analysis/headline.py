@@ -140,6 +140,7 @@ def _gate_latest(
             name,
             of,
             str(latest["harness"]),  # UNKNOWN in the words of the harness that wrote it
+            plan=False,  # the first page links to the review, which says what would decide it
         ),
     )
 
