@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import app_env
 import pandas as pd
 import pytest
-import streamlit as st
 from page_tables import tables
 from streamlit.testing.v1 import AppTest
 
@@ -48,11 +48,6 @@ PAGES = {
 # ---- fixtures and helpers ----------------------------------------------------------------
 
 
-def _clear_caches() -> None:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture(scope="module")
 def shared_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One private copy of sample_reports/ for the tests that only read it."""
@@ -62,20 +57,14 @@ def shared_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def point_app_at(directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RELIDASH_REPORTS", str(directory))
-    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
-    monkeypatch.setenv("RELIDASH_REVIEWS", str(directory.parent / "reviews"))
-    monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
-    monkeypatch.delenv("RELIDASH_POLICY", raising=False)
+    app_env.point_app_at(directory, directory.parent / "reviews", monkeypatch)
 
 
 @pytest.fixture
 def reports(shared_reports: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The copy the app is pointed at, with Streamlit's caches cleared on both sides."""
-    point_app_at(shared_reports, monkeypatch)
-    _clear_caches()
-    yield shared_reports
-    _clear_caches()
+    with app_env.app_serving(shared_reports, shared_reports.parent / "reviews", monkeypatch):
+        yield shared_reports
 
 
 @pytest.fixture

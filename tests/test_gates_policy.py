@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_env import app_serving
 from cli_run import run_cli
 from streamlit.testing.v1 import AppTest
 
@@ -34,15 +34,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[App
     shutil.copytree(ROOT / "sample_reports", reports)
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
-    monkeypatch.setenv("RELIDASH_REPORTS", str(reports))
-    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
-    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
-    monkeypatch.setenv("RELIDASH_POLICY", str(policy))
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield AppTest.from_file(str(APP), default_timeout=120), reports, policy
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    with app_serving(reports, tmp_path / "reviews", monkeypatch):
+        monkeypatch.setenv("RELIDASH_POLICY", str(policy))
+        yield AppTest.from_file(str(APP), default_timeout=120), reports, policy
 
 
 def test_the_gates_page_judges_the_suites_policy_as_the_cli_does(

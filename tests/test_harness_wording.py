@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-import streamlit as st
+from app_env import app_serving
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import loading
@@ -169,16 +169,8 @@ def test_compare_speaks_the_harness(con: Any) -> None:
 @pytest.fixture
 def app_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     root = build(tmp_path / "reports")
-    monkeypatch.setenv("RELIDASH_REPORTS", str(root))
-    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
-    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
-    monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
-    monkeypatch.delenv("RELIDASH_POLICY", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield root
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    with app_serving(root, tmp_path / "reviews", monkeypatch):
+        yield root
 
 
 def page_text(at: AppTest) -> str:

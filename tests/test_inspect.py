@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
+from app_env import app_serving
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import loading, summary
@@ -398,16 +398,8 @@ def app_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "reports"
     shutil.copytree(ROOTS["samples"], root / "ticket_triage")
     shutil.copytree(ROOTS["fixtures"] / "ticket_triage", root / "fixtures")
-    monkeypatch.setenv("RELIDASH_REPORTS", str(root))
-    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
-    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
-    monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
-    monkeypatch.delenv("RELIDASH_POLICY", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield root
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    with app_serving(root, tmp_path / "reviews", monkeypatch):
+        yield root
 
 
 def test_lottery_page_diffs_two_epochs_of_an_inspect_sample(app_on: Path) -> None:

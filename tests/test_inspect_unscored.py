@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
+from app_env import app_serving
 from streamlit.testing.v1 import AppTest
 from test_inspect_input import members_of, write_eval
 
@@ -175,16 +175,8 @@ def app_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     header = json.loads(members["header.json"])
     header["eval"]["metadata"] = {**(header["eval"].get("metadata") or {}), "release": "v9.0.0"}
     write_eval(root / "unscored.eval", {**members, "header.json": json.dumps(header).encode()})
-    monkeypatch.setenv("RELIDASH_REPORTS", str(root))
-    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
-    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
-    monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
-    monkeypatch.delenv("RELIDASH_POLICY", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield root
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    with app_serving(root, tmp_path / "reviews", monkeypatch):
+        yield root
 
 
 def test_every_page_works_with_an_all_unscored_release(app_on: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import streamlit as st
+from app_env import clear_caches
 from page_tables import tables
 from shown_numbers import (
     ROOT,
@@ -133,11 +133,6 @@ def upstream() -> dict[str, dict[str, Any]]:
 # ---- the app -----------------------------------------------------------------------------------
 
 
-def _clear_caches() -> None:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture
 def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
     """The bytes of every file the script hands Streamlit's media store, by file id.
@@ -164,9 +159,9 @@ def at(
     monkeypatch.setenv("RELIDASH_REPORTS", str(reports_dir))
     monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
     monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
-    _clear_caches()
+    clear_caches()
     yield AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    _clear_caches()
+    clear_caches()
 
 
 def run(target: Any, heading: str) -> AppTest:

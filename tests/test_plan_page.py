@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_env import app_serving
 from cli_run import run_cli
 from streamlit.testing.v1 import AppTest
 
@@ -22,14 +22,8 @@ SAMPLE = ROOT / "sample_reports"
 def reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     copy = tmp_path / "reports"
     shutil.copytree(SAMPLE, copy)
-    monkeypatch.setenv("RELIDASH_REPORTS", str(copy))
-    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
-    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield copy
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    with app_serving(copy, tmp_path / "reviews", monkeypatch):
+        yield copy
 
 
 def test_the_calculator_plans_trials_as_the_cli_does(

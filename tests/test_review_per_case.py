@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_env import app_serving
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,15 +26,9 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
     reports = tmp_path / "reports"
     shutil.copytree(ROOT / "sample_reports", reports)
     (tmp_path / "policy.toml").write_text(POLICY)
-    monkeypatch.setenv("RELIDASH_REPORTS", str(reports))
-    monkeypatch.setenv("RELIDASH_CATALOG", ":memory:")
-    monkeypatch.setenv("RELIDASH_REVIEWS", str(tmp_path / "reviews"))
-    monkeypatch.setenv("RELIDASH_POLICY", str(tmp_path / "policy.toml"))
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield AppTest.from_file(str(APP), default_timeout=120)
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    with app_serving(reports, tmp_path / "reviews", monkeypatch):
+        monkeypatch.setenv("RELIDASH_POLICY", str(tmp_path / "policy.toml"))
+        yield AppTest.from_file(str(APP), default_timeout=120)
 
 
 def test_a_failed_per_case_rule_lists_its_cases(app: AppTest) -> None:

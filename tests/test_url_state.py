@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
+from app_env import clear_caches
 from page_tables import tables
 from streamlit.testing.v1 import AppTest
 
@@ -39,11 +39,6 @@ TITLES = {
 }
 
 
-def _clear_caches() -> None:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture(scope="module")
 def shared_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("url_state") / "reports"
@@ -58,9 +53,9 @@ def at(shared_reports: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTes
     monkeypatch.setenv("RELIDASH_REVIEWS", str(shared_reports.parent / "reviews"))
     monkeypatch.delenv("RELIDASH_MAX_FILE_MB", raising=False)
     monkeypatch.delenv("RELIDASH_POLICY", raising=False)
-    _clear_caches()
+    clear_caches()
     yield AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    _clear_caches()
+    clear_caches()
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +73,7 @@ def run(target: Any) -> AppTest:
 
 
 def new_session() -> AppTest:
-    _clear_caches()
+    clear_caches()
     return AppTest.from_file(str(APP), default_timeout=TIMEOUT)
 
 
