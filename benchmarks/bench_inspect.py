@@ -45,7 +45,7 @@ import zstandard  # noqa: E402
 from bench_load import fresh_bytecode, run_timed  # noqa: E402
 from figures import keep  # noqa: E402
 
-from dashboard.data.formats.zip_members import read_directory  # noqa: E402
+from dashboard.data.formats.inspect.zip_members import read_directory  # noqa: E402
 
 SAMPLES, EPOCHS = 100, 5
 BASE_RELEASES = ("v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0", "v2.4.0")
@@ -161,7 +161,7 @@ def ensure_corpus(out: Path, logs: int, python: Path) -> Path:
 
 
 def _member(archive: bytes, name: str) -> bytes:
-    from dashboard.data.formats.zip_members import read_member
+    from dashboard.data.formats.inspect.zip_members import read_member
 
     handle = io.BytesIO(archive)
     return read_member(handle, read_directory(handle, len(archive))[name], 1 << 30)

@@ -26,8 +26,8 @@ import zstandard
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats import INSPECT, MULTIVON, harness_of
-from dashboard.data.formats.inspect import case_key, sample_id_of, value_to_float
-from dashboard.data.formats.zip_members import read_directory, read_member
+from dashboard.data.formats.inspect.log import case_key, sample_id_of, value_to_float
+from dashboard.data.formats.inspect.zip_members import read_directory, read_member
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "inspect" / "ticket_triage"
@@ -330,7 +330,7 @@ def test_odd_shapes_are_a_problem_or_load_never_a_crash(
 
 
 def test_read_directory_refuses_garbage() -> None:
-    from dashboard.data.formats.zip_members import ArchiveError
+    from dashboard.data.formats.inspect.zip_members import ArchiveError
 
     with pytest.raises(ArchiveError, match="no end-of-central-directory"):
         read_directory(io.BytesIO(b"PK\x03\x04" + b"\0" * 100), 104)

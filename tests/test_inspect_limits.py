@@ -28,9 +28,9 @@ import zstandard
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.formats.inspect import LogProblem
-from dashboard.data.formats.inspect_transcript import read_sample_epochs
-from dashboard.data.formats.zip_members import (
+from dashboard.data.formats.inspect.log import LogProblem
+from dashboard.data.formats.inspect.transcript import read_sample_epochs
+from dashboard.data.formats.inspect.zip_members import (
     DEFLATED,
     STORED,
     ZSTANDARD,

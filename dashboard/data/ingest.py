@@ -2,7 +2,7 @@
 object storage, read through its local mirror: dashboard/data/sources/reports.py).
 
 Only new and changed files are parsed (multivon-eval reports by DuckDB, in batches:
-dashboard/data/staging.py; Inspect logs in Python, dashboard/data/ingest_inspect.py);
+dashboard/data/staging.py; Inspect logs in Python, dashboard/data/ingest_rows.py);
 deleted files are dropped. A file that cannot be used becomes one row in `problems` and never stops the
 load. Report files are only ever read.
 """
@@ -23,7 +23,7 @@ import duckdb
 
 from dashboard.data.catalog import meta_values, roll_back, transaction, write_meta
 from dashboard.data.formats import INSPECT, harness_of
-from dashboard.data.formats.inspect import CONFIG_NAME, InspectSettings, read_inspect_settings
+from dashboard.data.formats.inspect.log import CONFIG_NAME, InspectSettings, read_inspect_settings
 from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
     catalog_version,  # noqa: F401
     directory_changed,  # noqa: F401
@@ -32,7 +32,7 @@ from dashboard.data.freshness import (  # catalog_version, directory_changed: re
     stored_parts,
     unchanged_key,
 )
-from dashboard.data.ingest_inspect import insert_inspect_rows, read_inspect_logs
+from dashboard.data.ingest_rows import insert_inspect_rows, read_inspect_logs
 from dashboard.data.releases import assign_releases, release_config_digest
 from dashboard.data.scan import (
     FileFacts,

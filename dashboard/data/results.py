@@ -14,7 +14,7 @@ import zstandard
 
 from dashboard.data.catalog import transaction
 from dashboard.data.freshness import meta_value
-from dashboard.data.ingest_inspect import rewrite_unknown_reasons
+from dashboard.data.ingest_rows import rewrite_unknown_reasons
 
 METRIC_COLUMNS = (
     "report_id",

@@ -6,7 +6,7 @@ demand. The path comes from the catalog's own record of the directory walk, neve
 report content; for object storage the file is the mirror's copy of the object
 (downloaded on demand, e.g. by a replica that started from a seed catalog), given by the
 source (dashboard/data/sources/reports.py). An Inspect log's case is one sample: its epochs' transcripts are read
-from the log (dashboard/data/formats/inspect_transcript.py) into the same columns a
+from the log (dashboard/data/formats/inspect/transcript.py) into the same columns a
 multivon-eval report's trials give, `output` being the rendered transcript.
 """
 
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from dashboard.data.formats import INSPECT
-from dashboard.data.formats.inspect import LogProblem, sample_id_of
-from dashboard.data.formats.inspect_transcript import evaluators, read_sample_epochs, transcript
+from dashboard.data.formats.inspect.log import LogProblem, sample_id_of
+from dashboard.data.formats.inspect.transcript import evaluators, read_sample_epochs, transcript
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
 from dashboard.data.sources import SourceError

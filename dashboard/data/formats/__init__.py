@@ -4,7 +4,7 @@ told apart by its content.
 multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/ingest.py and
 queries/stage_*.sql) and never pass through here. A harness module reads its own files
 into the rows of the catalog's tables (reports, cases, case_tags, trials) and reads one
-case's transcripts back on demand. Must not: touch DuckDB (dashboard/data/ingest_inspect.py
+case's transcripts back on demand. Must not: touch DuckDB (dashboard/data/ingest_rows.py
 inserts the rows), import Streamlit or Altair, or write anything.
 """
 

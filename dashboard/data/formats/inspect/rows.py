@@ -18,7 +18,7 @@ from math import comb
 from typing import Any
 
 from dashboard.data.formats import INSPECT
-from dashboard.data.formats.inspect import (
+from dashboard.data.formats.inspect.log import (
     COMPLETE_STATUS,
     InspectLog,
     InspectSettings,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dashboard.data.formats.zip_members import (
+from dashboard.data.formats.inspect.zip_members import (
     LIMIT_HINT,
     ArchiveError,
     Member,

@@ -18,8 +18,8 @@ from typing import Any
 import duckdb
 
 from dashboard.data.formats import INSPECT
-from dashboard.data.formats.inspect import InspectSettings, LogProblem, read_log
-from dashboard.data.formats.inspect_rows import CASE_COLUMNS, TRIAL_COLUMNS, LogRows, log_rows
+from dashboard.data.formats.inspect.log import InspectSettings, LogProblem, read_log
+from dashboard.data.formats.inspect.rows import CASE_COLUMNS, TRIAL_COLUMNS, LogRows, log_rows
 from dashboard.data.formats.unknown_wording import inspect_nothing_scored, inspect_short_samples
 from dashboard.data.queries import execute, fetch_rows
 from dashboard.data.walk import FileEntry, os_reason

@@ -16,14 +16,14 @@ import json
 import re
 from typing import Any
 
-from dashboard.data.formats.inspect import (
+from dashboard.data.formats.inspect.log import (
     LogProblem,
     MemberBudget,
     content_text,
     parse_json,
     value_to_float,
 )
-from dashboard.data.formats.zip_members import ArchiveError, read_directory
+from dashboard.data.formats.inspect.zip_members import ArchiveError, read_directory
 
 ATTACHMENT = "attachment://"
 _ATTACHMENT_REF = re.compile(r"attachment://([0-9A-Za-z_-]+)")

@@ -1,0 +1,1 @@
+"""Inspect AI eval logs: `.eval` archives and `.json` logs."""
