@@ -25,7 +25,7 @@ from report_files import is_report
 
 from dashboard.analysis import loading, summary
 from dashboard.cli import main as cli
-from dashboard.data import catalog, ingest, scan, staging
+from dashboard.data import catalog, ingest, scan, staging, verdicts
 from dashboard.data.catalog import (
     MEMORY,
     CatalogError,
@@ -748,7 +748,7 @@ def _rows_by_file(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     return counts
 
 
-@pytest.mark.parametrize("forgotten", [1, ingest.FEW_FILES, ingest.FEW_FILES + 1])
+@pytest.mark.parametrize("forgotten", [1, verdicts.FEW_FILES, verdicts.FEW_FILES + 1])
 def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
     tmp_path: Path, small_reports: list[Path], file_catalog: Callable[[Path], Any], forgotten: int
 ) -> None:
@@ -757,7 +757,7 @@ def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
     root = tmp_path / "reports"
     root.mkdir()
     names = []
-    for i in range(2 * ingest.FEW_FILES + 2):
+    for i in range(2 * verdicts.FEW_FILES + 2):
         source = small_reports[i % len(small_reports)]
         names.append(f"r{i:02d}-{source.name}")
         shutil.copyfile(source, root / names[-1])

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from dashboard.data.names import CONFIG_NAME
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.stats import METRIC_PASS_HAT_K, METRICS
@@ -37,7 +38,6 @@ THRESHOLD_KEYS: Final = {
     "min_case_pass_hat_k": USES_CASE_PASS_HAT_K,
 }
 RULE_KEYS: Final = ("name", "metric", "k", *THRESHOLD_KEYS, "base", "slice", "suite")
-CONFIG_NAME: Final = "relidash.toml"  # the reports directory's settings (data/releases.py)
 # The Gates page's default rule, as a policy document: what a suite is judged by when
 # neither `--policy` nor relidash.toml gives it rules.
 DEFAULT_POLICY_TEXT: Final = """[[rule]]

@@ -47,6 +47,7 @@ from dashboard.analysis.slices import suite_tags
 from dashboard.analysis.suite_k import suite_k
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
+from dashboard.data.formats.protocol import directory_stat
 from dashboard.data.freshness import meta_value
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.scan import file_digests
@@ -251,9 +252,13 @@ def evidence_sha256(source: ReportSource, path: str, loaded: str) -> str:
         stat = target.stat()
     except FileNotFoundError as exc:
         raise EvidenceChanged(f"{path} is gone since the catalog was loaded: load again") from exc
-    return _sha256_as_loaded(
-        str(target), (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns), loaded, path
+    # a directory report (a Harbor job) by its files' stats, which a rewrite moves
+    key = (
+        directory_stat(str(target))
+        if target.is_dir()
+        else (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
     )
+    return _sha256_as_loaded(str(target), key, loaded, path)
 
 
 @lru_cache(maxsize=256)

@@ -2,13 +2,14 @@
 object storage, read through its local mirror: dashboard/data/sources/reports.py).
 
 Only new and changed files are parsed (multivon-eval reports by DuckDB, in batches:
-dashboard/data/staging.py; Inspect logs in Python, dashboard/data/ingest_rows.py);
+dashboard/data/staging.py; every other harness's in Python, dashboard/data/ingest_rows.py);
 deleted files are dropped. A file that cannot be used becomes one row in `problems` and never stops the
 load. Report files are only ever read.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -22,8 +23,8 @@ from pathlib import Path
 import duckdb
 
 from dashboard.data.catalog import meta_values, roll_back, transaction, write_meta
-from dashboard.data.formats import INSPECT, harness_of
-from dashboard.data.formats.inspect.log import CONFIG_NAME, InspectSettings, read_inspect_settings
+from dashboard.data.formats import harness_for
+from dashboard.data.formats.protocol import Settings
 from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
     catalog_version,  # noqa: F401
     directory_changed,  # noqa: F401
@@ -32,10 +33,19 @@ from dashboard.data.freshness import (  # catalog_version, directory_changed: re
     stored_parts,
     unchanged_key,
 )
-from dashboard.data.ingest_rows import insert_inspect_rows, read_inspect_logs
+from dashboard.data.harness_settings import (
+    fingerprints,
+    read_settings,
+    record_settings_problems,
+    settings_moved,
+)
+from dashboard.data.ingest_rows import RowItem, insert_rows, read_rows
+from dashboard.data.names import DEFAULT_MAX_BYTES
 from dashboard.data.releases import assign_releases, release_config_digest
+from dashboard.data.report_dirs import ROOT_REPORT, group_report_directories, root_is_report
 from dashboard.data.scan import (
     FileFacts,
+    directory_facts,
     file_facts,
     head_has_every_field,
     precheck_file,
@@ -46,10 +56,9 @@ from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.stager import BatchStager, Staged
 from dashboard.data.staging import parse_batch, parse_strict_and_framed
-from dashboard.data.verdicts import record_file, record_files, record_problems
+from dashboard.data.verdicts import forget_files, record_file, record_files, record_problems
 from dashboard.data.walk import PART_OF_PATH, FileEntry, ListingParts, part_of
 
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 # A batch is parsed and stored in one transaction of about a dozen statements, whose fixed
 # cost is tens of milliseconds: batches this large spread it over enough files that it is
 # a small part of a load of large or of many small reports. The bytes bound what a batch
@@ -151,10 +160,12 @@ def _ingest(
     # large share of the load.
     differing = parts.differing(stored_parts(con)) if claimed else set(parts.digests)
     config = source.config_file()
-    settings = read_inspect_settings(config)
-    settings_changed = meta.get("inspect_settings") != settings.fingerprint()
-    # Inspect logs map to rows by relidash.toml's [inspect] table: read again when it moved
-    # (with the files nothing loaded from, whose reason may have been the table's)
+    settings = read_settings(config)
+    fingerprint = fingerprints(settings)
+    moved = settings_moved(meta.get("harness_settings"), fingerprint)
+    settings_changed = bool(moved)
+    # A harness's files map to rows by its table of relidash.toml: read again when the
+    # table moved (with the files nothing loaded from, whose reason may have been the table's)
     forced = (
         set()
         if not settings_changed or not claimed
@@ -162,11 +173,13 @@ def _ingest(
             path
             for (path,) in con.execute(
                 "SELECT f.path FROM files f LEFT JOIN reports r USING (report_id) "
-                "WHERE f.report_id IS NULL OR r.harness = $h",
-                {"h": INSPECT},
+                "WHERE f.report_id IS NULL OR list_contains($h, r.harness)",
+                {"h": sorted(moved)},
             ).fetchall()
         }
     )
+    if differing and claimed and root_is_report(parts):
+        differing |= set(parts.digests) | {part_of(ROOT_REPORT)}
     if forced or not claimed:
         # every record: `known` also tells which files the catalog holds
         known = known_files(con) if claimed else {}
@@ -174,10 +187,14 @@ def _ingest(
     else:  # the records of the differing parts' files only
         known = known_files(con, differing) if differing else {}
         looked_at = parts.files_of(differing)
+    looked_at, members = group_report_directories(looked_at)
     candidates = [e for e in looked_at if e.path in forced or known.get(e.path) != unchanged_key(e)]
-    gone_since = source.fetch(listing, [e.path for e in candidates])
+    gone_since = source.fetch(
+        listing, [p for e in candidates for p in members.get(e.path, (e.path,))]
+    )
     scan_problems += gone_since
     vanished = {p.path for p in gone_since}
+    vanished |= {d for d, files in members.items() if vanished.intersection(files)}
     entries = (
         [e for e in listing.entries if e.path not in vanished] if vanished else listing.entries
     )
@@ -223,7 +240,7 @@ def _ingest(
             "SELECT coalesce(max(report_id), 0) + 1 FROM reports"
         ).fetchall()[0][0]
         # suites that lose or gain a report have their releases ranked again
-        touched_suites = _forget_files(con, removed + [p.path for p in scan_problems])
+        touched_suites = forget_files(con, removed + [p.path for p in scan_problems])
         if previous_walk:
             con.execute(f"DELETE {WALK_PROBLEMS}")
         record_problems(con, [(p.path, "file", p.reason) for p in scan_problems])
@@ -263,16 +280,22 @@ def _ingest(
 
     next_id = first_new_id
 
+    def take_id() -> int:
+        """The next report id (a file read in Python may hold several reports)."""
+        nonlocal next_id
+        next_id += 1
+        return next_id - 1
+
     def prepare(batch: list[tuple[FileEntry, FileFacts]], stager: BatchStager) -> _Prepared:
         """Judge a batch's files, give the parseable ones their ids, begin its strict parse."""
         nonlocal next_id, touched_suites
-        touched_suites |= _forget_files(con, [e.path for e, _ in batch if e.path in known])
+        touched_suites |= forget_files(con, [e.path for e, _ in batch if e.path in known])
         prepared = _Prepared(len(batch), batch)
         texts: dict[str, bytes] = {}  # the framed files' bytes, for the stager's frame
         for entry, facts in batch:
-            if harness_of(entry.path, facts.leading) == INSPECT:
-                prepared.logs.append((entry, facts.digest, next_id))
-                next_id += 1
+            harness = harness_for(entry.path, facts.leading)
+            if not harness.staged:
+                prepared.logs.append((entry, facts.digest, harness.name))
                 continue
             reason = precheck_file(entry, max_bytes, facts.data)
             if not reason and (facts.maybe_constants or facts.maybe_deep):
@@ -327,12 +350,11 @@ def _ingest(
                 parse_batch(con, framed, max_bytes)
         if prepared.rest:
             parse_batch(con, prepared.rest, max_bytes)
-        if prepared.logs:
-            _load_inspect_batch(con, prepared.logs, settings, max_bytes)
+        read_ids = _load_rows_batch(con, prepared.logs, settings, max_bytes, take_id)
         _distrust_changed(con, prepared)
         parsed = sorted(rid for _, _, rid in large + framed + prepared.rest)  # file order
-        if on_batch and (parsed or prepared.logs):
-            on_batch(parsed + [report_id for _, _, report_id in prepared.logs])
+        if on_batch and (parsed or read_ids):
+            on_batch(parsed + read_ids)
         counts["parsed"] += prepared.files
         if progress:
             progress(counts["looked"], total)
@@ -348,7 +370,9 @@ def _ingest(
         strict_first = {
             e.path
             for e in candidates
-            if e.size >= STRICT_MIN_BYTES and head_has_every_field(e.abspath)
+            if e.size >= STRICT_MIN_BYTES
+            and not e.path.endswith("/")
+            and head_has_every_field(e.abspath)
         }
         # Those leave NaN / Infinity to the strict parse (a tenth of the cost there).
         facts_ahead = _facts_ahead(pool, candidates, strict_first)
@@ -388,8 +412,8 @@ def _ingest(
             written["release_config"] = config_digest
         # assign_releases (run when anything was parsed) clears relidash.toml's problems
         if settings_changed or to_parse or gone or config_changed:
-            _record_settings_problem(con, settings)
-            written["inspect_settings"] = settings.fingerprint()
+            record_settings_problems(con, settings)
+            written["harness_settings"] = json.dumps(fingerprint, sort_keys=True)
         _store_parts(con, ListingParts.of(entries) if vanished else parts, rewritten)
         changed = bool(to_parse or gone or walk_changed or config_changed or touched)
         version = int(meta.get("version") or 0) + (1 if changed else 0)
@@ -414,7 +438,7 @@ class _Prepared:
     large: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # strict first
     framed: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # in a frame
     rest: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # the JSON reader's
-    logs: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # Inspect logs
+    logs: list[RowItem] = field(default_factory=list)  # read in Python by their harness
     staged: Staged = field(default_factory=Staged)  # the parses of `large` and `framed`, begun
 
 
@@ -487,6 +511,8 @@ def _claim_catalog(con: duckdb.DuckDBPyConnection, previous: str | None) -> None
 
 def _facts(abspath: str, constants: bool) -> FileFacts:
     try:
+        if os.path.isdir(abspath):
+            return directory_facts(abspath)
         return file_facts(abspath, constants=constants, keep_below=FRAMED_BELOW)
     except OSError:
         return FileFacts("", False, False)  # precheck_file names the reason
@@ -527,65 +553,20 @@ def _batches(
         yield batch
 
 
-def _load_inspect_batch(
+def _load_rows_batch(
     con: duckdb.DuckDBPyConnection,
-    items: list[tuple[FileEntry, str, int]],
-    settings: InspectSettings,
+    items: list[RowItem],
+    settings: dict[str, Settings],
     max_bytes: int,
-) -> None:
-    """Parse a batch of Inspect logs (before the transaction) and store them in one."""
-    batch = read_inspect_logs(items, settings, max_bytes)
+    take_id: Callable[[], int],
+) -> list[int]:
+    """Read a batch's files of the harnesses read in Python (before the transaction) and
+    store them in one; the ids of the reports stored."""
+    if not items:
+        return []
+    batch = read_rows(items, settings, max_bytes, take_id)
     with transaction(con):
-        insert_inspect_rows(con, batch)
+        insert_rows(con, batch)
         record_files(con, batch.files)
         record_problems(con, batch.problems)
-
-
-def _record_settings_problem(con: duckdb.DuckDBPyConnection, settings: InspectSettings) -> None:
-    """An unusable [inspect] table is a problem of relidash.toml, found afresh each load."""
-    con.execute(
-        "DELETE FROM problems WHERE file = $f AND starts_with(reason, '[inspect]')",
-        {"f": CONFIG_NAME},
-    )
-    if settings.problem:
-        record_problems(con, [(CONFIG_NAME, "report", settings.problem)])
-
-
-# Up to this many files are forgotten by filters on each table's column, which let DuckDB
-# skip row groups by their min and max; more by a join, which reads every row group. The
-# filters cost less for a few files; the two break even at about twice this many.
-FEW_FILES = 8
-
-
-def _forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> set[str]:
-    """Drop every row of these files; the suites their reports belonged to."""
-    if not paths:
-        return set()
-    if len(paths) <= FEW_FILES:
-        rows = con.execute(
-            "SELECT f.report_id, r.suite FROM files f LEFT JOIN reports r USING (report_id) "
-            "WHERE list_contains($p, f.path)",
-            {"p": paths},
-        ).fetchall()
-        ids = [report_id for report_id, _ in rows if report_id is not None]
-        for table in REPORT_TABLES if ids else ():
-            # allow-listed names
-            con.execute(f"DELETE FROM {table} WHERE list_contains($ids, report_id)", {"ids": ids})
-        con.execute("DELETE FROM problems WHERE list_contains($p, file)", {"p": paths})
-        con.execute("DELETE FROM files WHERE list_contains($p, path)", {"p": paths})
-        return {suite for _, suite in rows if suite is not None}
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE gone_files AS SELECT unnest($p) AS path", {"p": paths}
-    )
-    gone_ids = "SELECT report_id FROM files WHERE path IN (SELECT path FROM gone_files)"
-    suites = {
-        suite
-        for (suite,) in con.execute(
-            f"SELECT DISTINCT suite FROM reports WHERE report_id IN ({gone_ids})"
-        ).fetchall()
-    }
-    for table in REPORT_TABLES:
-        con.execute(f"DELETE FROM {table} WHERE report_id IN ({gone_ids})")  # allow-listed names
-    con.execute("DELETE FROM problems WHERE file IN (SELECT path FROM gone_files)")
-    con.execute("DELETE FROM files WHERE path IN (SELECT path FROM gone_files)")
-    return suites
+    return [report_id for _, report_id, _ in batch.loaded]

@@ -39,7 +39,8 @@ from typing import Any
 
 import duckdb
 
-CONFIG_NAME = "relidash.toml"
+from dashboard.data.names import CONFIG_NAME
+
 RELEASE_KEYS = ("auto", "target_version", "model", "file_stem", "directory")
 METADATA_KEY = "metadata:"
 # release_source of a model label `NAME@VERSION` read as the release `VERSION`
@@ -136,7 +137,7 @@ def join_model_versions(labelled: Sequence[dict[str, Any]]) -> None:
 def release_label(row: dict[str, Any], key: str) -> tuple[str, str]:
     """(release, where it came from) for one report row."""
     # string functions, not PurePosixPath: this runs for every report on every load
-    directory, name = posixpath.split(row["file"])
+    directory, name = posixpath.split(row["file"].rstrip("/"))  # a directory report: its name
     stem = posixpath.splitext(name)[0]
     directory = directory or "."
     choices = {

@@ -14,7 +14,7 @@ import zstandard
 
 from dashboard.data.catalog import transaction
 from dashboard.data.freshness import meta_value
-from dashboard.data.ingest_rows import rewrite_unknown_reasons
+from dashboard.data.ingest_rows import word_unknowns
 
 METRIC_COLUMNS = (
     "report_id",
@@ -53,7 +53,7 @@ def store_report_results(
                 f"nullif(c5, 'NaN'), c6, c7, c8, c9 FROM {_ROWS}",
                 list(metrics),
             )
-            rewrite_unknown_reasons(con, np.unique(metrics[0]).tolist())
+            word_unknowns(con, np.unique(metrics[0]).tolist())
         if len(lottery[0]):
             _insert_columns(
                 con, f"INSERT INTO lottery SELECT c0, c1, c2 FROM {_ROWS}", list(lottery)

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import xxhash
 
+from dashboard.data.formats.protocol import directory_members, directory_stamp, manifest
 from dashboard.data.walk import RACY_SECONDS, FileEntry, os_reason
 
 HEAD_BYTES = 64 * 1024
@@ -172,6 +173,11 @@ def unchanged_since_digest(abspath: str, facts: FileFacts, *, reread: bool = Tru
     """
     if facts.stamp is None or not facts.digest:
         return False
+    if os.path.isdir(abspath):  # a directory report: its members' digests again
+        try:
+            return directory_facts(abspath).digest == facts.digest
+        except OSError:
+            return False
     try:
         now = file_stamp(os.stat(abspath))
     except OSError:
@@ -288,8 +294,30 @@ def _bracket_bound(
     return int(ends[-1]), max(deepest, int((ends - net + opens).max()))
 
 
+def directory_facts(abspath: str) -> FileFacts:
+    """A directory report's facts: its digest is that of the list of its JSON files' paths
+    and digests (formats/protocol.py manifest), its stamp their summed size and newest
+    mtime, as the listing gives them."""
+    members = directory_members(abspath)
+    digests = [file_digests(os.path.join(abspath, name))[0] for name, _, _ in members]
+    size, mtime_ns = directory_stamp(members)
+    digest = FAST_DIGEST + xxhash.xxh3_128(manifest(members, digests)).hexdigest()
+    # no single inode or ctime: the members' own digests stand for them
+    return FileFacts(digest, False, False, b"", stamp=(size, mtime_ns, 0, 0, 0), opened_ns=0)
+
+
 def file_digests(path: str | Path) -> tuple[str, str]:
-    """(file_facts' digest, SHA-256 in hex) of a file's bytes, in one read."""
+    """(file_facts' digest, SHA-256 in hex) of a file's bytes, in one read; of a directory
+    report, those of its manifest of its JSON files' digests."""
+    if os.path.isdir(path):
+        members = directory_members(str(path))
+        pairs = [file_digests(os.path.join(path, name)) for name, _, _ in members]
+        fast_manifest = manifest(members, [fast for fast, _ in pairs])
+        sha_manifest = manifest(members, [sha for _, sha in pairs])
+        return (
+            FAST_DIGEST + xxhash.xxh3_128(fast_manifest).hexdigest(),
+            hashlib.sha256(sha_manifest).hexdigest(),
+        )
     fast, sha256 = xxhash.xxh3_128(), hashlib.sha256()
     for chunk in _chunks(path, _scratch().chunk):
         fast.update(chunk)

@@ -5,23 +5,27 @@ reasons and evidence (most of a report's bytes) stay in the file and are parsed 
 demand. The path comes from the catalog's own record of the directory walk, never from
 report content; for object storage the file is the mirror's copy of the object
 (downloaded on demand, e.g. by a replica that started from a seed catalog), given by the
-source (dashboard/data/sources/reports.py). An Inspect log's case is one sample: its epochs' transcripts are read
-from the log (dashboard/data/formats/inspect/transcript.py) into the same columns a
-multivon-eval report's trials give, `output` being the rendered transcript.
+source (dashboard/data/sources/reports.py). A report of a harness read in Python gives
+its case's trials through that harness (dashboard/data/formats/, e.g. an Inspect sample's
+epochs from the log) in the same columns a multivon-eval report's trials give, `output`
+being the rendered transcript.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from dashboard.data.formats import INSPECT
-from dashboard.data.formats.inspect.log import LogProblem, sample_id_of
-from dashboard.data.formats.inspect.transcript import evaluators, read_sample_epochs, transcript
+from dashboard.data.formats import harness_named
+from dashboard.data.formats.protocol import (
+    CASE_TRIAL_COLUMNS,
+    FormatProblem,
+    directory_members,
+    directory_stamp,
+)
 from dashboard.data.queries import fetch_rows, run_query
 from dashboard.data.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
 from dashboard.data.sources import SourceError
@@ -32,21 +36,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 READ_LIMIT_BYTES = 1 << 31
-# An Inspect sample-epoch's member, decompressed, is read up to the load's default file
-# limit: a member a few kilobytes long can claim gigabytes, and each view pays its claim.
-SAMPLE_MEMBER_LIMIT = 256 * 1024 * 1024
 
 
 class TranscriptUnavailable(Exception):
     """The report file cannot give this case's trials any more (moved, changed, deleted)."""
 
 
-# case_trials.sql's columns, which an Inspect case's trials give too
-TRIAL_COLUMNS = (
-    "trial_idx", "run_index", "attempt", "status", "recorded_at", "output", "model_error",
-    "judge_error", "evaluator_error", "latency_ms", "evaluators",
-)  # fmt: skip
-NO_TRANSCRIPT = "(this epoch's transcript is not in the log)"
+# case_trials.sql's columns, which every harness's trials give too
+TRIAL_COLUMNS = CASE_TRIAL_COLUMNS
 
 
 def read_case_trials(
@@ -58,8 +55,14 @@ def read_case_trials(
     """The case's recorded trials (0.18+; an Inspect sample's epochs), in run order.
 
     `source` gives the report file (None: the directory the catalog records)."""
-    if _harness(con, report_id) == INSPECT:
-        return _inspect_trials(con, report_id, case_idx, source)
+    harness = harness_named(_harness(con, report_id))
+    if not harness.staged:
+        path, relative, size = _report_file(con, report_id, source)
+        try:
+            trials: pd.DataFrame = harness.case_trials(con, report_id, case_idx, path, size)
+        except (FormatProblem, OSError) as exc:
+            raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
+        return trials
     frame: pd.DataFrame = _read_case(
         con, report_id, case_idx, "case_trials", TRIALS_ONLY_COLUMNS, run_query, source
     )
@@ -73,8 +76,8 @@ def read_case_text(
     source: ReportSource | None = None,
 ) -> dict[str, Any]:
     """The case's stored output (the last run's) and its graders' verdicts as JSON text."""
-    if _harness(con, report_id) == INSPECT:
-        trials = _inspect_trials(con, report_id, case_idx, source)
+    if not harness_named(_harness(con, report_id)).staged:
+        trials = read_case_trials(con, report_id, case_idx, source)
         if trials.empty:
             return {"output": None, "evaluators": None}
         last = trials.iloc[-1]
@@ -88,33 +91,6 @@ def _harness(con: duckdb.DuckDBPyConnection, report_id: int) -> str | None:
         "SELECT harness FROM reports WHERE report_id = $r", {"r": report_id}
     ).fetchall()
     return str(rows[0][0]) if rows and rows[0][0] is not None else None
-
-
-def _inspect_trials(
-    con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int, source: ReportSource | None
-) -> pd.DataFrame:
-    """An Inspect sample's epochs: outcomes from the catalog, transcripts from the log."""
-    import pandas as pd
-
-    rows = fetch_rows(con, "inspect_case_trials", report_id=report_id, case_idx=case_idx)
-    if not rows:
-        return pd.DataFrame(columns=list(TRIAL_COLUMNS))
-    path, relative, size = _report_file(con, report_id, source)
-    first = rows[0]
-    scorer, threshold = str(first["scorer"]), float(first["pass_threshold"])
-    try:
-        epochs = read_sample_epochs(
-            str(path), size, sample_id_of(str(first["case_id"])), SAMPLE_MEMBER_LIMIT
-        )
-    except (LogProblem, OSError) as exc:
-        raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
-    for row in rows:
-        sample = epochs.get(int(row["run_index"]))
-        row["output"] = transcript(sample, scorer, threshold) if sample else NO_TRANSCRIPT
-        row["evaluators"] = json.dumps(
-            evaluators(sample, scorer, threshold) if sample else [], ensure_ascii=False, default=str
-        )
-    return pd.DataFrame([{name: row[name] for name in TRIAL_COLUMNS} for row in rows])
 
 
 def _read_case(
@@ -146,8 +122,8 @@ def _report_file(
 ) -> tuple[Path, str, int]:
     """(local path, path as listed, size) of the report's file, unchanged since loaded."""
     rows = con.execute(
-        "SELECT m.value, f.path, f.size, f.mtime_ns, f.etag FROM files f, meta m "
-        "WHERE m.key = 'reports_dir' AND f.report_id = $r",
+        "SELECT m.value, f.path, f.size, f.mtime_ns, f.etag FROM files f, meta m, reports r "
+        "WHERE m.key = 'reports_dir' AND r.report_id = $r AND f.path = r.file",
         {"r": report_id},
     ).fetchall()
     if not rows:
@@ -160,6 +136,11 @@ def _report_file(
     try:
         path = source.open_file(relative)
         stat = path.stat()
+        listed = (
+            directory_stamp(directory_members(str(path)))
+            if path.is_dir()
+            else (stat.st_size, stat.st_mtime_ns)
+        )
     except SourceError as exc:
         raise TranscriptUnavailable(f"{relative} cannot be read now ({exc})") from exc
     except NotInSource as exc:
@@ -168,8 +149,6 @@ def _report_file(
         raise TranscriptUnavailable(
             f"{relative} cannot be read now ({exc.strerror or exc}); reload the reports"
         ) from exc
-    if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns) or (
-        etag and source.copy_version(relative) != etag
-    ):
+    if listed != (size, mtime_ns) or (etag and source.copy_version(relative) != etag):
         raise TranscriptUnavailable(f"{relative} changed since it was loaded; reload the reports")
     return path, relative, size

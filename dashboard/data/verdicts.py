@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import duckdb
 
 from dashboard.data.scan import strict_json_problem
+from dashboard.data.schema import REPORT_TABLES
 from dashboard.data.walk import FileEntry
 
 
@@ -126,3 +127,42 @@ def record_file(
     con: duckdb.DuckDBPyConnection, entry: FileEntry, digest: str, report_id: int | None
 ) -> None:
     record_files(con, [(entry, digest, report_id)])
+
+
+# Up to this many files are forgotten by filters on each table's column, which let DuckDB
+# skip row groups by their min and max; more by a join, which reads every row group. The
+# filters cost less for a few files; the two break even at about twice this many.
+FEW_FILES = 8
+
+
+def forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> set[str]:
+    """Drop every row of these files; the suites their reports belonged to."""
+    if not paths:
+        return set()
+    if len(paths) <= FEW_FILES:
+        # by the reports' own column: one file may hold several reports
+        rows = con.execute(
+            "SELECT report_id, suite FROM reports WHERE list_contains($p, file)", {"p": paths}
+        ).fetchall()
+        ids = [report_id for report_id, _ in rows if report_id is not None]
+        for table in REPORT_TABLES if ids else ():
+            # allow-listed names
+            con.execute(f"DELETE FROM {table} WHERE list_contains($ids, report_id)", {"ids": ids})
+        con.execute("DELETE FROM problems WHERE list_contains($p, file)", {"p": paths})
+        con.execute("DELETE FROM files WHERE list_contains($p, path)", {"p": paths})
+        return {suite for _, suite in rows if suite is not None}
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE gone_files AS SELECT unnest($p) AS path", {"p": paths}
+    )
+    gone_ids = "SELECT report_id FROM reports WHERE file IN (SELECT path FROM gone_files)"
+    suites = {
+        suite
+        for (suite,) in con.execute(
+            f"SELECT DISTINCT suite FROM reports WHERE report_id IN ({gone_ids})"
+        ).fetchall()
+    }
+    for table in REPORT_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE report_id IN ({gone_ids})")  # allow-listed names
+    con.execute("DELETE FROM problems WHERE file IN (SELECT path FROM gone_files)")
+    con.execute("DELETE FROM files WHERE path IN (SELECT path FROM gone_files)")
+    return suites

@@ -1,42 +1,82 @@
-"""Eval-log formats other than multivon-eval's, one module per harness, and how a file is
-told apart by its content.
+"""The harnesses relidash reads, one package each, and how a file is told apart by its
+content. Add a harness: add a folder here whose `__init__` gives a `HARNESS` that fills
+dashboard/data/formats/protocol.py's Harness, and name it in `_PACKAGES`.
 
-multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/ingest.py and
-queries/stage_*.sql) and never pass through here. A harness module reads its own files
-into the rows of the catalog's tables (reports, cases, case_tags, trials) and reads one
-case's transcripts back on demand. Must not: touch DuckDB (dashboard/data/ingest_rows.py
-inserts the rows), import Streamlit or Altair, or write anything.
+multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/staging.py and
+queries/stage_*.sql); every other harness reads its files in Python into the rows of the
+catalog's harness-neutral tables (dashboard/data/ingest_rows.py inserts them). Nothing
+outside this folder branches on a harness's name or imports a harness package.
+
+Must not: import Streamlit or Altair, or write anything.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable, Sequence
+from functools import cache
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dashboard.data.formats.protocol import Harness
 
 MULTIVON = "multivon-eval"
 INSPECT = "inspect-ai"
-HARNESSES = (MULTIVON, INSPECT)
+HARBOR = "harbor"
+PROMPTFOO = "promptfoo"
+# Asked in this order; the first that claims a file reads it. multivon-eval comes last: it
+# takes whatever no other harness claims, and names what is wrong with a file that is no
+# report at all.
+_PACKAGES = ("inspect", "harbor", "promptfoo", "multivon")
 # The suffixes of report files, in a directory and in object storage alike; which harness
 # wrote one is decided by its content (harness_of).
 REPORT_SUFFIXES = (".json", ".eval")
 
-ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty archive
-# An Inspect JSON log opens with one of EvalLog's fields (it writes `version` first);
-# a multivon-eval report opens with `suite` or `schema`.
-_INSPECT_JSON_HEAD = re.compile(
-    rb'^(?:\xef\xbb\xbf)?\s*\{\s*"(?:version|status|eval)"\s*:', re.DOTALL
-)
+
+@cache
+def registry() -> tuple[Harness, ...]:
+    """Every harness, in the order they are asked."""
+    found = []
+    for package in _PACKAGES:
+        try:
+            module = import_module(f"dashboard.data.formats.{package}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"dashboard.data.formats.{package}":
+                raise
+            continue
+        found.append(module.HARNESS)
+    return tuple(found)
+
+
+def harness_named(name: object) -> Harness:
+    """The harness of that name (multivon-eval's for a report that names none we know)."""
+    by_name = {h.name: h for h in registry()}
+    return by_name.get(str(name), by_name[MULTIVON])
+
+
+def harness_for(path: str, leading: bytes) -> Harness:
+    """The harness that wrote a file, judged from its name and first bytes."""
+    for harness in registry():
+        if harness.claims(path, leading):
+            return harness
+    return harness_named(MULTIVON)
 
 
 def harness_of(path: str, leading: bytes) -> str:
-    """Which harness wrote a file, judged from its name and first bytes.
+    """The name of the harness that wrote a file."""
+    return harness_for(path, leading).name
 
-    A zip archive, or a `.eval` file whatever it holds, is an Inspect log (or a file the
-    Inspect reader says why it is not); a JSON object whose first key is one of Inspect's
-    top-level fields is an Inspect JSON log; everything else is left to the multivon-eval
-    path, which names what is wrong with it.
-    """
-    if leading.startswith(ZIP_MAGIC) or path.endswith(".eval"):
-        return INSPECT
-    if _INSPECT_JSON_HEAD.match(leading):
-        return INSPECT
-    return MULTIVON
+
+def report_directories(paths: Sequence[str]) -> set[str]:
+    """The directories among the listed files' that are each one report (a Harbor job):
+    relative, "" for the root itself."""
+    listed = set(paths)
+    found: set[str] = set()
+    for harness in registry():
+        found.update(harness.report_directories(listed))
+    return found
+
+
+def settings_tables() -> Iterable[tuple[str, str]]:
+    """(harness, its relidash.toml table) for each harness with one."""
+    return [(h.name, h.settings_table) for h in registry() if h.settings_table]

@@ -12,25 +12,10 @@ Must not: touch DuckDB, import Streamlit or Altair, or compute a number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from dashboard.data.formats import INSPECT, MULTIVON
-
-
-@dataclass(frozen=True)
-class RunTerms:
-    """How a harness names a case's recorded trials."""
-
-    trials: str  # the trials of one case, plural
-    trial: str  # one of them (multivon-eval's own text says "1 trials")
-    case: str
-    shortest: str  # the case with the fewest, when the cases differ
-    matched: str  # the matched pair of cases with the fewest, comparing two releases
-    option: str  # the harness's option that records more of them
-    declines: str  # the closing sentence: nobody extrapolates
-    no_cases: str  # UNKNOWN with nothing evaluated to estimate from
-
+from dashboard.data.formats import INSPECT, MULTIVON, harness_named
+from dashboard.data.formats.protocol import RunTerms
 
 TERMS = {
     MULTIVON: RunTerms(
@@ -59,7 +44,7 @@ TERMS = {
 
 def terms(harness: Any) -> RunTerms:
     """The harness's terms (multivon-eval's for a report that names no known harness)."""
-    return TERMS.get(str(harness), TERMS[MULTIVON])
+    return harness_named(harness).terms
 
 
 def k_beyond_runs(harness: Any, k: int, runs: int, uneven: bool) -> str:

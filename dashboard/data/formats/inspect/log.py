@@ -37,7 +37,6 @@ from dashboard.data.formats.inspect.zip_members import (
 )
 
 KNOWN_VERSIONS = (1, 2)
-CONFIG_NAME = "relidash.toml"
 DEFAULT_THRESHOLD = 1.0
 HEADER = "header.json"
 SUMMARIES = "summaries.json"

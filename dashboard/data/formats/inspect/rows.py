@@ -13,7 +13,6 @@ Must not: touch DuckDB, import Streamlit or Altair, or estimate a suite-level nu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
@@ -30,36 +29,18 @@ from dashboard.data.formats.inspect.log import (
     pass_reductions,
     value_to_float,
 )
+from dashboard.data.formats.protocol import ReportRows
 
-# The column order of queries/insert_inspect_*.sql.
-CASE_COLUMNS = (
-    "case_idx", "case_id", "input", "status", "runs", "pass_count", "n", "c", "agent_errors",
-    "trial_passes", "other_errors", "score", "model_error", "tags", "n_trials",
-    "agent_errors_left_out",
-)  # fmt: skip
-TRIAL_COLUMNS = (
-    "case_idx", "trial_idx", "run_index", "attempt", "status", "recorded_at", "model_error",
-    "latency_ms",
-)  # fmt: skip
 REDUCTION_TOLERANCE = 1e-9
 MAX_ERROR_TEXT = 500
 
 
-@dataclass
-class LogRows:
-    report: dict[str, Any]
-    cases: list[tuple[Any, ...]] = field(default_factory=list)  # CASE_COLUMNS
-    tags: list[tuple[int, str]] = field(default_factory=list)  # (case_idx, tag)
-    trials: list[tuple[Any, ...]] = field(default_factory=list)  # TRIAL_COLUMNS
-    warnings: list[str] = field(default_factory=list)  # report-scope problems
-
-
-def log_rows(log: InspectLog, settings: InspectSettings) -> LogRows:
+def log_rows(log: InspectLog, settings: InspectSettings) -> ReportRows:
     """The catalog rows of one log (LogProblem when it cannot be mapped)."""
     scorer = chosen_scorer(log, settings)
     threshold = settings.pass_threshold
     by_sample = _epochs_by_sample(log)
-    rows = LogRows(report={})
+    rows = ReportRows(report={})
     counts: dict[str, tuple[int, int]] = {}  # str(id) -> (n, c), for the reduction check
     non_scalar = 0
     for case_idx, (sample_id, epochs) in enumerate(by_sample.items(), start=1):
@@ -148,7 +129,7 @@ def _epochs_by_sample(log: InspectLog) -> dict[Any, list[dict[str, Any]]]:
     return {ids[key]: sorted(grouped[key], key=lambda s: _int(s.get("epoch"), 0)) for key in order}
 
 
-def _report_row(log: InspectLog, rows: LogRows, scorer: str, threshold: float) -> dict[str, Any]:
+def _report_row(log: InspectLog, rows: ReportRows, scorer: str, threshold: float) -> dict[str, Any]:
     spec = log.eval
     metadata: dict[str, Any] = spec["metadata"] if isinstance(spec.get("metadata"), dict) else {}
     release = metadata.get("release")

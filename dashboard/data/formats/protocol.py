@@ -1,0 +1,205 @@
+"""What a harness gives relidash: the interface every folder under data/formats/ fills.
+
+A harness claims the files (or directories) it wrote by their content, reads one into the
+rows of the catalog's harness-neutral tables (reports, cases, case_tags, trials), reads
+one case's trials back with their transcripts, names its table in relidash.toml, and
+words its UNKNOWN reasons in its own terms. The loader (dashboard/data/ingest.py and
+ingest_rows.py) and the transcript reader call these and never branch on which harness it
+is; dashboard/data/formats/__init__.py holds the registry.
+
+Must not: import Streamlit or Altair, or write anywhere but the catalog.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+# The column order of queries/insert_rows_*.sql, which every row-reading harness fills.
+REPORT_COLUMNS = (
+    "suite", "model", "target_version", "format", "schema", "recorded_at", "runs_per_case",
+    "cases_total", "cases_evaluated", "cases_errored", "cases_skipped", "runs_min",
+    "cases_with_trials", "harness", "log_status", "metadata", "harness_facts",
+)  # fmt: skip
+CASE_COLUMNS = (
+    "case_idx", "case_id", "input", "status", "runs", "pass_count", "n", "c", "agent_errors",
+    "trial_passes", "other_errors", "score", "model_error", "tags", "n_trials",
+    "agent_errors_left_out",
+)  # fmt: skip
+TRIAL_COLUMNS = (
+    "case_idx", "trial_idx", "run_index", "attempt", "status", "recorded_at", "model_error",
+    "latency_ms",
+)  # fmt: skip
+# What a case's trials read back give the Case and Lottery pages (case_trials.sql's columns).
+CASE_TRIAL_COLUMNS = (
+    "trial_idx", "run_index", "attempt", "status", "recorded_at", "output", "model_error",
+    "judge_error", "evaluator_error", "latency_ms", "evaluators",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunTerms:
+    """How a harness names a case's recorded trials."""
+
+    trials: str  # the trials of one case, plural
+    trial: str  # one of them (multivon-eval's own text says "1 trials")
+    case: str
+    shortest: str  # the case with the fewest, when the cases differ
+    matched: str  # the matched pair of cases with the fewest, comparing two releases
+    option: str  # the harness's option that records more of them
+    declines: str  # the closing sentence: nobody extrapolates
+    no_cases: str  # UNKNOWN with nothing evaluated to estimate from
+
+
+class FormatProblem(Exception):
+    """The file cannot be read as this harness's output; the message says why, for a person."""
+
+
+@dataclass
+class ReportRows:
+    """One report's rows for the catalog: `report` has REPORT_COLUMNS, each case a tuple of
+    CASE_COLUMNS, each trial one of TRIAL_COLUMNS."""
+
+    report: dict[str, Any]
+    cases: list[tuple[Any, ...]] = field(default_factory=list)
+    tags: list[tuple[int, str]] = field(default_factory=list)  # (case_idx, tag)
+    trials: list[tuple[Any, ...]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # report-scope problems
+
+
+class Settings(Protocol):
+    """A harness's table of relidash.toml, read."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why the table cannot be used as written (its defaults apply), or None."""
+
+    def fingerprint(self) -> str:
+        """Changes whenever the rows the harness reads would change."""
+
+
+@dataclass(frozen=True)
+class NoSettings:
+    """For a harness with no table of its own."""
+
+    problem: str | None = None
+
+    def fingerprint(self) -> str:
+        return ""
+
+
+class Harness(Protocol):
+    """One harness's reader. Instances are stateless; the registry holds one of each."""
+
+    name: str  # reports.harness, and how pages name it
+    title: str  # for people: "Inspect AI"
+    settings_table: str | None  # its table in relidash.toml, e.g. "inspect"
+    terms: RunTerms  # how its UNKNOWN reasons word a case's trials
+    # Read by relidash's DuckDB staging (multivon-eval) rather than by `read`.
+    staged: bool
+
+    def claims(self, path: str, leading: bytes) -> bool:
+        """Whether this harness wrote the file: its name and first bytes (a directory
+        report's `leading` is empty and its path ends in "/")."""
+
+    def report_directories(self, paths: set[str]) -> Iterable[str]:
+        """Directories (relative, "" for the root) that are each one report of this
+        harness, judged by the names of the files listed (`paths`). Their files are not
+        reports of their own."""
+
+    def read_settings(self, config: Path | None) -> Settings:
+        """Its table of relidash.toml (`config`: the file; None: the source has none)."""
+
+    def read(self, path: str, size: int, max_bytes: int, settings: Settings) -> list[ReportRows]:
+        """The reports one file or directory holds (FormatProblem when it has none)."""
+
+    def case_trials(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        report_id: int,
+        case_idx: int,
+        path: Path,
+        size: int,
+    ) -> pd.DataFrame:
+        """One case's trials in run order, CASE_TRIAL_COLUMNS, transcripts read from `path`
+        (FormatProblem or OSError when it cannot be read again)."""
+
+    def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
+        """Reword the UNKNOWN reasons of these reports (its own) in the harness's terms."""
+
+
+class RowHarness:
+    """Defaults for a harness read in Python: no directory reports, no rewording."""
+
+    staged = False
+    settings_table: str | None = None
+
+    def report_directories(self, paths: set[str]) -> Iterable[str]:
+        return ()
+
+    def read_settings(self, config: Path | None) -> Settings:
+        return NoSettings()
+
+    def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
+        return None
+
+
+# ---- directory reports ----------------------------------------------------------------------
+
+
+def directory_members(root: str) -> list[tuple[str, int, int]]:
+    """(path relative to `root`, size, mtime_ns) of each `.json` file under a directory
+    report, sorted: what its listed size and mtime and its digest are made of. Only JSON
+    files count, as only they are listed; a harness writes its results there last."""
+    found: list[tuple[str, int, int]] = []
+    for top, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".json"):
+                continue
+            full = os.path.join(top, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            found.append(
+                (os.path.relpath(full, root).replace(os.sep, "/"), st.st_size, st.st_mtime_ns)
+            )
+    found.sort()
+    return found
+
+
+def directory_stamp(members: Sequence[tuple[str, int, int]]) -> tuple[int, int]:
+    """A directory report's (size, mtime_ns): the sum of its members' sizes and the newest
+    mtime, as the listing gives it."""
+    return sum(size for _, size, _ in members), max((m for _, _, m in members), default=0)
+
+
+def directory_stat(root: str) -> tuple[int, int, int]:
+    """A directory report's (size, mtime_ns, ctime_ns) from its JSON files: summed size,
+    newest mtime and newest ctime (which every write moves and no tool sets back)."""
+    size = mtime = ctime = 0
+    for name, _, _ in directory_members(root):
+        try:
+            st = os.stat(os.path.join(root, name))
+        except OSError:
+            continue
+        size += st.st_size
+        mtime, ctime = max(mtime, st.st_mtime_ns), max(ctime, st.st_ctime_ns)
+    return size, mtime, ctime
+
+
+def manifest(members: Sequence[tuple[str, int, int]], digests: Sequence[str]) -> bytes:
+    """The bytes a directory report's digest is taken of: each member's path and digest."""
+    return json.dumps(
+        [[name, digest] for (name, _, _), digest in zip(members, digests, strict=True)],
+        separators=(",", ":"),
+    ).encode()
