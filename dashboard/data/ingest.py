@@ -278,7 +278,7 @@ def _ingest(
                 continue
             yield entry, facts
 
-    next_id = first_new_id
+    next_id: int = int(first_new_id)
 
     def take_id() -> int:
         """The next report id (a file read in Python may hold several reports)."""

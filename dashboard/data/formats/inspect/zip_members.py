@@ -204,7 +204,9 @@ def _decompress_into(source: _Slice, member: Member, out: memoryview) -> tuple[i
     if member.method == ZSTANDARD:
         # Inspect writes large members as several frames; the reader reads them all
         reader = zstandard.ZstdDecompressor().stream_reader(
-            source, read_size=_CHUNK, read_across_frames=True
+            source,  # type: ignore[arg-type]  # any object with read(), as documented
+            read_size=_CHUNK,
+            read_across_frames=True,
         )
         got = 0
         while got < len(out):
