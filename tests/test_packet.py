@@ -4,13 +4,13 @@ review's numbers, that loads nothing from anywhere, shows hostile report strings
 renders when the chart renderer fails.
 
 The browser test launches Debian's Chromium from /usr/bin/chromium; without it (or without
-the playwright package) it skips on a workstation and fails under CI.
+the playwright package) it skips on a workstation and fails under `make test` and CI
+(tests/required_tools.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pytest
+from required_tools import require_browser
 
 from dashboard.analysis import releases, summary
 from dashboard.analysis.loading import refresh_catalog
@@ -355,17 +356,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Review, str, Path
 
 
 def browser_or_skip() -> None:
-    reason = ""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        reason = "the playwright package is not installed"
-    if not reason and not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        reason = f"Chromium is not installed at {CHROMIUM}"
-    if reason and os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests (install Debian's chromium package)")
-    if reason:
-        pytest.skip(reason)
+    require_browser(CHROMIUM)
 
 
 def open_in_chromium(path: Path) -> dict[str, Any]:
