@@ -40,14 +40,19 @@ $(AZURITE): $(VENV)/.test-installed tests/azure_server.py
 	command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm </dev/null)
 	$(BIN)/python tests/azure_server.py install
 
+# RELIDASH_REQUIRE_TOOLS=1: a test whose tool is missing (Chromium, Node.js and Azurite, the
+# storage emulators, ssh-keygen, multivon-eval) fails here rather than skips, as under CI
+# (tests/required_tools.py); a bare `pytest` on a workstation skips it.
 test: $(VENV)/.test-installed $(UPSTREAM)/.installed $(AZURITE)
 	bash tools/ensure_chromium.sh
+	command -v ssh-keygen >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client </dev/null)
 	$(MAKE) --no-print-directory check
 
 # The checks, in order: formatting, lint, types (mypy's settings are in pyproject.toml),
-# then the whole suite. `make test` installs what they need first.
+# then the whole suite, where a missing test tool fails rather than skips. `make test`
+# installs what they need first.
 check: lint
-	RELIDASH_UPSTREAM_PYTHON=$(CURDIR)/$(UPSTREAM)/bin/python $(BIN)/python -m pytest
+	RELIDASH_REQUIRE_TOOLS=1 RELIDASH_UPSTREAM_PYTHON=$(CURDIR)/$(UPSTREAM)/bin/python $(BIN)/python -m pytest
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff format --check .

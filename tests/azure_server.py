@@ -14,8 +14,8 @@ Azurite is an npm package, installed into the git-ignored .tools/azurite/ by
 
 (`npm install --prefix .tools/azurite azurite@AZURITE_VERSION`, no standard input); the
 `RELIDASH_AZURITE_BLOB` variable may name another `azurite-blob` instead. Without Azurite,
-Node.js or adlfs the tests skip on a workstation and fail under CI, where a missing package
-must not pass silently. A test module uses the fixtures by importing them:
+Node.js or adlfs the tests skip on a workstation and fail under `make test` and CI
+(tests/required_tools.py), where a missing package must not pass silently. A test module uses the fixtures by importing them:
 `from azure_server import azure_env, azure_proxy, azurite_url, container`.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import s3_server
@@ -65,7 +65,7 @@ AZURE_TESTS = "the Azure Blob tests"
 AZURE_INSTALL = "pip install 'relidash[azure]'; python tests/azure_server.py install"
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     s3_server.unavailable(reason, tests=AZURE_TESTS, install=AZURE_INSTALL)
 
 

@@ -6,8 +6,8 @@ the proxy (tests/s3_server.py's, which forwards any HTTP), so that "a second loa
 nothing" and "relidash only reads" are counted on the wire. The tests themselves create
 buckets and upload objects straight at the emulator, past the proxy, with plain HTTP.
 
-Without gcp-storage-emulator or gcsfs the tests skip on a workstation and fail under CI,
-where a missing package must not pass silently. A test module uses the fixtures by
+Without gcp-storage-emulator or gcsfs the tests skip on a workstation and fail under
+`make test` and CI (tests/required_tools.py), where a missing package must not pass silently. A test module uses the fixtures by
 importing them:
 `from gcs_server import bucket_fixture, gcs_env, gcs_proxy, gcs_url` (fixture `bucket`).
 """

@@ -6,16 +6,16 @@ answering it, so "a second load downloads nothing" and "relidash only reads" are
 on the wire, not taken from relidash's own statistics. The tests themselves upload,
 change and delete objects straight at moto, past the proxy.
 
-Without moto's server, s3fs or boto3 the tests skip on a workstation and fail under CI,
-where a missing package must not pass silently. A test module uses the fixtures by
-importing them: `from s3_server import aws_env, moto_url, proxy, store`.
+Without moto's server, s3fs or boto3 the tests skip on a workstation and fail under
+`make test` and CI (tests/required_tools.py), where a missing package must not pass
+silently. A test module uses the fixtures by importing them:
+`from s3_server import aws_env, moto_url, proxy, store`.
 """
 
 from __future__ import annotations
 
 import http.client
 import importlib.util
-import os
 import socket
 import subprocess
 import sys
@@ -29,10 +29,11 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import unquote
 
 import pytest
+import required_tools
 
 from dashboard.data.sources import Location, parse_location
 
@@ -47,11 +48,9 @@ def unavailable(
     *,
     tests: str = "the object-storage tests",
     install: str = "pip install 'moto[server]' s3fs",
-) -> None:
-    """Skip on a workstation; under CI fail, where a missing server must not pass silently."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run {tests} ({install})")
-    pytest.skip(reason)
+) -> NoReturn:
+    """Skip on a workstation; fail where every tool is required (tests/required_tools.py)."""
+    required_tools.unavailable(reason, tests=tests, install=install)
 
 
 def require_modules(needed: tuple[tuple[str, str], ...], *, tests: str, install: str) -> None:

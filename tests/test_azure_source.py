@@ -5,7 +5,8 @@ relidash is pointed at the emulator only by the standard AZURE_STORAGE_CONNECTIO
 (tests/azure_server.py): downloads and listings are counted on the wire, not taken from
 relidash's own statistics. The tests upload and overwrite blobs straight at Azurite.
 
-Without Azurite, Node.js or adlfs these tests skip on a workstation and fail under CI.
+Without Azurite, Node.js or adlfs these tests skip on a workstation and fail under
+`make test` and CI (tests/required_tools.py).
 """
 
 from __future__ import annotations

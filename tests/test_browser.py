@@ -3,8 +3,8 @@
 One server per module, on a free port, over a private copy of sample_reports/ (plus one
 hostile report written here) and a private catalog file. Test tools cannot download a
 browser here, so Chromium is launched from /usr/bin/chromium. Without it (or without the
-playwright package) these tests skip on a workstation and fail under CI, where a missing
-browser must not pass silently.
+playwright package) these tests skip on a workstation and fail under `make test` and CI
+(tests/required_tools.py), where a missing browser must not pass silently.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,10 +19,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
+import required_tools
 from servers import free_port, healthy, quiet_since, relidash_command, stop_group
 
 pytestmark = pytest.mark.browser
@@ -73,10 +73,10 @@ TAG_LINK = "[click me](javascript:window.__pwned=6)"
 HOSTILE_TAG = f"risk_tier:{TAG_IMG} {TAG_LINK}"
 
 
-def unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests (install Debian's chromium package)")
-    pytest.skip(reason)
+def unavailable(reason: str) -> NoReturn:
+    required_tools.unavailable(
+        reason, tests=required_tools.BROWSER_TESTS, install=required_tools.BROWSER_INSTALL
+    )
 
 
 # ---- the reports, the catalog and the server ---------------------------------------------
@@ -218,12 +218,7 @@ def server(workspace: Workspace, summary_doc: dict[str, Any]) -> Iterator[str]:
 @pytest.fixture(scope="module", autouse=True)
 def browser_available() -> None:
     """Checked before anything is started: no browser, no server."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        unavailable("the playwright package is not installed")
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        unavailable(f"Chromium is not installed at {CHROMIUM}")
+    required_tools.require_browser(CHROMIUM)
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,12 @@ agent-errors switch (a link opens its page without the URL's parameters; the ses
 carries them: dashboard/app/state.py).
 
 One `relidash serve` over a private copy of sample_reports/, as tests/test_browser.py
-starts it; skipped without Playwright or /usr/bin/chromium (failed under CI).
+starts it; skipped without Playwright or /usr/bin/chromium (failed under `make test` and
+CI: tests/required_tools.py).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from required_tools import require_browser
 from servers import free_port, healthy, quiet_since, relidash_command, stop_group
 
 pytestmark = pytest.mark.browser
@@ -35,14 +36,7 @@ HEADLINE = '[data-testid="stAlert"], [data-testid="stMetric"]'
 
 @pytest.fixture(scope="module", autouse=True)
 def browser_available() -> None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        reason = "the playwright package is not installed"
-        pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        reason = f"Chromium is not installed at {CHROMIUM}"
-        pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+    require_browser(CHROMIUM)
 
 
 @pytest.fixture(scope="module")

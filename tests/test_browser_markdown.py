@@ -11,7 +11,6 @@ payloads' characters as written (no Markdown backslash left in view).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import threading
 import time
@@ -22,8 +21,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from required_tools import require_browser
 from servers import free_port, healthy, relidash_command, stop_group
-from test_browser import CHROMIUM, CHROMIUM_ARGS, SETTLE_TIMEOUT, settle, unavailable
+from test_browser import CHROMIUM, CHROMIUM_ARGS, SETTLE_TIMEOUT, settle
 
 pytestmark = pytest.mark.browser
 
@@ -94,12 +94,7 @@ def write_reports(directory: Path, p: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, counter: Counter) -> Iterator[tuple[str, str]]:
     """(the server's URL, the steady case's link key)."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        unavailable("the playwright package is not installed")
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        unavailable(f"Chromium is not installed at {CHROMIUM}")
+    require_browser(CHROMIUM)
     base = tmp_path_factory.mktemp("browser_markdown")
     case = write_reports(base / "reports", payloads(counter))
     port = free_port()

@@ -5,14 +5,12 @@ apart from "newly flaky"."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 import streamlit as st
 from page_tables import tables
@@ -233,18 +231,23 @@ def test_lottery_and_slices_tables_link_to_the_case_page(app: AppTest) -> None:
 
 
 def test_compare_json_files_failing_to_flaky_apart(tmp_path: Path) -> None:
-    from dashboard.analysis.comparing import compare_releases, comparison_json
+    from dashboard.analysis.comparing import LEDGER_BUCKETS, compare_releases, comparison_json
 
     con = open_catalog(":memory:")
     refresh_catalog(con, SAMPLE)
     doc = comparison_json(compare_releases(con, SUITE, "v1.9.0", "v1.10.0"))
     started = [e["input"] for e in doc["ledger"]["started passing sometimes"]]
-    flaky = [e["head"]["passes"] for e in doc["ledger"]["newly flaky"]]
+    flaky = [e["input"] for e in doc["ledger"]["newly flaky"]]
     assert "Do you ship to PO boxes?" in started
+    assert "Do you ship to PO boxes?" not in flaky  # failing -> flaky is not newly flaky
     assert all(e["base"]["passes"] == 0 for e in doc["ledger"]["started passing sometimes"])
     assert all(e["base"]["passes"] == e["base"]["runs"] for e in doc["ledger"]["newly flaky"])
-    assert json.dumps(flaky)  # the bucket exists even when empty
-    assert isinstance(pd.DataFrame(doc["ledger"]["started passing sometimes"]), pd.DataFrame)
+    # both are flaky in the head release: passing some runs, not all
+    for bucket in ("started passing sometimes", "newly flaky"):
+        assert doc["ledger"][bucket], bucket
+        assert all(0 < e["head"]["passes"] < e["head"]["runs"] for e in doc["ledger"][bucket])
+    # every bucket is in the document, in the ledger's order, even when empty ("fixed" here)
+    assert list(doc["ledger"]) == list(LEDGER_BUCKETS) and doc["ledger"]["fixed"] == []
 
 
 def test_gates_holding_cases_link_to_the_case_page(app: AppTest) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 from cli_run import run_cli
-from s3_server import closed_port_url
+from s3_server import closed_port_url, require_modules
 from streamlit.testing.v1 import AppTest
 
 from dashboard.data.sources import SourceError, parse_location, redact_secrets, where
@@ -24,7 +24,14 @@ APP = ROOT / "dashboard" / "app" / "main.py"
 KEY, SECRET = "AKIAEXAMPLEKEY", "wJalrXUtnFEMIexamplesecret"
 URL = "s3://reports-bucket/evals"
 
-pytest.importorskip("s3fs")
+S3FS = (("s3fs", "s3fs"),)
+GCSFS = (("gcsfs", "gcsfs"),)
+CLIENTS = {"tests": "the endpoint redaction tests", "install": "pip install -e '.[test]'"}
+
+
+@pytest.fixture(autouse=True)
+def _s3fs() -> None:
+    require_modules(S3FS, **CLIENTS)
 
 
 @pytest.mark.parametrize(
@@ -126,7 +133,7 @@ def test_credentials_typed_into_a_bucket_url_are_refused_unshown(
     url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    pytest.importorskip("gcsfs")
+    require_modules(GCSFS, **CLIENTS)
     code, out, err = run_cli(["summary", url], capsys)
     assert code == 2 and "credentials do not belong in the URL" in err, err
     assert KEY not in out + err and SECRET not in out + err

@@ -4,11 +4,11 @@ own index.html with the server's root named before the frontend's scripts run.""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from required_tools import require_command
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from streamlit import file_util
@@ -68,9 +68,9 @@ def test_the_setting_names_the_directory_of_the_address(address: str, root: str)
     """The script as a browser runs it (Node.js: the Makefile installs it for the az://
     tests): the root is the directory holding the page's address, and whatever a host
     had set in window.__streamlit stays."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed")
+    node = require_command(
+        "node", tests="the base-URL script in Node.js", install="Debian's nodejs package"
+    )
     script = BASE_SCRIPT.removeprefix("<script>").removesuffix("</script>")
     program = (
         f"const window = {{location: {{href: {json.dumps(address)}}}, __streamlit: {{HOST: 1}}}};"

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from cli_run import run_cli
+from required_tools import SIGNING_INSTALL, SIGNING_TESTS, require_command
 
 from dashboard.analysis.ledger_state import check_ledger
 from dashboard.data.signoffs import read_ledger_files, serialise_signoff, write_signoff
@@ -29,7 +30,10 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_reports"
 SUITE = "support-agent"
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH")
+
+@pytest.fixture(autouse=True)
+def _openssh() -> None:
+    require_command("ssh-keygen", tests=SIGNING_TESTS, install=SIGNING_INSTALL)
 
 
 @pytest.fixture(autouse=True)

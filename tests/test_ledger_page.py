@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import streamlit as st
 from page_tables import read_static, static_bodies
+from required_tools import SIGNING_INSTALL, SIGNING_TESTS, require_command
 from streamlit.testing.v1 import AppTest
 
 from dashboard.data.signoffs import write_signoff
@@ -22,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports" / "support-agent"
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH")
+
+@pytest.fixture(autouse=True)
+def _openssh() -> None:
+    require_command("ssh-keygen", tests=SIGNING_TESTS, install=SIGNING_INSTALL)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ where the test types the subject, which doubles as the e-mail claim), started he
 127.0.0.1. The server runs with a temporary HOME holding .streamlit/secrets.toml and a
 temporary working directory, so no secret is ever written into the repository. Without
 Chromium, Playwright, Streamlit's auth extra or the provider these tests skip on a
-workstation and fail under CI.
+workstation and fail under `make test` and CI (tests/required_tools.py).
 
 Also here: `relidash serve --host` on a non-loopback address warns when no [auth] is
 configured (the command is run up to the point where it would become the server).
@@ -25,10 +25,11 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+import required_tools
 from servers import STOP_BEFORE_EXEC, free_port, healthy, relidash_command, stop_group
 from test_browser import TABLES
 from test_browser import settle as settle_page
@@ -65,10 +66,10 @@ PAGES = [
 DEEP_LINK = {"suite": "code-agent", "release": "v1.9.0"}
 
 
-def unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the sign-in tests (pip install -e '.[test]')")
-    pytest.skip(reason)
+def unavailable(reason: str) -> NoReturn:
+    required_tools.unavailable(
+        reason, tests="the sign-in tests", install="pip install -e '.[test]'; Debian's chromium"
+    )
 
 
 def secrets_toml(app_url: str, issuer: str, cookie_secret: str) -> str:

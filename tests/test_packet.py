@@ -4,13 +4,13 @@ review's numbers, that loads nothing from anywhere, shows hostile report strings
 renders when the chart renderer fails.
 
 The browser test launches Debian's Chromium from /usr/bin/chromium; without it (or without
-the playwright package) it skips on a workstation and fails under CI.
+the playwright package) it skips on a workstation and fails under `make test` and CI
+(tests/required_tools.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pytest
+from required_tools import require_browser
 
 from dashboard.analysis import releases, summary
 from dashboard.analysis.loading import refresh_catalog
@@ -167,6 +168,23 @@ def test_read_packet_block_refuses_what_is_not_a_packet(sample_html: str) -> Non
 # ---- one file, nothing from outside it -------------------------------------------------------
 
 URL_ATTRIBUTES = ("src", "href", "xlink:href", "srcset", "action", "formaction", "poster", "data")
+# the packet's whole policy, directive by directive and source by source: a directive or
+# a source more (script-src *, a host for images) lets a packet load or run more
+PACKET_CSP = [
+    ("default-src", ["'none'"]),
+    ("style-src", ["'unsafe-inline'"]),
+    ("img-src", ["data:"]),
+    ("base-uri", ["'none'"]),
+    ("form-action", ["'none'"]),
+]
+
+
+def csp_directives(policy: str) -> list[tuple[str, list[str]]]:
+    """A Content-Security-Policy as (directive, its sources), in order (CSP 3, 2.2.1)."""
+    return [
+        (name.lower(), sources)
+        for name, *sources in (d.split() for d in policy.split(";") if d.strip())
+    ]
 
 
 def test_the_packet_references_nothing_outside_itself(sample_html: str) -> None:
@@ -175,7 +193,7 @@ def test_the_packet_references_nothing_outside_itself(sample_html: str) -> None:
     assert tags.named("meta")[0] == {"charset": "utf-8"}
     csp = tags.named("meta")[1]
     assert csp["http-equiv"] == "Content-Security-Policy"
-    assert (csp["content"] or "").startswith("default-src 'none'; style-src 'unsafe-inline';")
+    assert csp_directives(csp["content"] or "") == PACKET_CSP
     assert tags.named("link") == [] and tags.named("iframe") == [] and tags.named("img") == []
     assert tags.named("script") == [{"type": "application/json", "id": PACKET_BLOCK_ID}]
     for tag, attrs in tags.tags:
@@ -338,17 +356,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Review, str, Path
 
 
 def browser_or_skip() -> None:
-    reason = ""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        reason = "the playwright package is not installed"
-    if not reason and not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        reason = f"Chromium is not installed at {CHROMIUM}"
-    if reason and os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests (install Debian's chromium package)")
-    if reason:
-        pytest.skip(reason)
+    require_browser(CHROMIUM)
 
 
 def open_in_chromium(path: Path) -> dict[str, Any]:

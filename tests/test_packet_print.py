@@ -3,18 +3,19 @@ verdict) from @page margin boxes, headings kept with their tables, tables fitted
 page, and a header that a hostile release name cannot break out of.
 
 The browser test prints the packet in Debian's Chromium (/usr/bin/chromium); without it
-(or without the playwright package) it skips on a workstation and fails under CI.
+(or without the playwright package) it skips on a workstation and fails under `make test`
+and CI (tests/required_tools.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from required_tools import require_browser
 
 from dashboard.analysis import releases, summary
 from dashboard.analysis.loading import refresh_catalog
@@ -98,17 +99,7 @@ def test_the_print_header_is_the_reviews_own(packets: dict[str, tuple[Review, st
 
 
 def browser_or_skip() -> None:
-    reason = ""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        reason = "the playwright package is not installed"
-    if not reason and not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        reason = f"Chromium is not installed at {CHROMIUM}"
-    if reason and os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests (install Debian's chromium package)")
-    if reason:
-        pytest.skip(reason)
+    require_browser(CHROMIUM)
 
 
 @pytest.mark.browser

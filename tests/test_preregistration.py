@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from cli_run import run_cli
+from required_tools import SIGNING_INSTALL, SIGNING_TESTS, require_command
 
 from dashboard.analysis import review as review_module
 from dashboard.analysis.preregistration import FIXED_BEFORE, NOT_REGISTERED, SET_AFTER
@@ -28,7 +29,10 @@ REPO = Path(__file__).resolve().parent.parent
 SUITE = "support-agent"
 FIRST_REPORT = "2026-04-13T09:00:03Z"  # sample_reports' v1.11.0: its earliest recorded trial
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH")
+
+@pytest.fixture(autouse=True)
+def _openssh() -> None:
+    require_command("ssh-keygen", tests=SIGNING_TESTS, install=SIGNING_INSTALL)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The simulator: its generator, the published figure, and files real loaders accept.
 
 The upstream test needs RELIDASH_UPSTREAM_PYTHON pointing at a python with multivon-eval
-installed (e.g. a throwaway venv with multivon-eval==0.20.0); it is skipped otherwise.
+installed (e.g. a throwaway venv with multivon-eval==0.20.0); it is skipped otherwise, and
+fails under `make test` and CI, which set it (tests/required_tools.py).
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from required_tools import upstream_python
 
 from dashboard.analysis import loading, summary
 from dashboard.cli.simulate import main, register
@@ -288,9 +289,7 @@ json.dump(out, sys.stdout)
 
 @pytest.mark.upstream
 def test_multivon_eval_loads_them_and_agrees(corpus: Path) -> None:
-    python = os.environ.get("RELIDASH_UPSTREAM_PYTHON")
-    if not python:
-        pytest.skip("set RELIDASH_UPSTREAM_PYTHON to a python with multivon-eval installed")
+    python = upstream_python()
     files = sorted(str(p) for p in corpus.rglob("*.json"))
     done = subprocess.run(
         [python, "-c", UPSTREAM_SCRIPT],

@@ -11,14 +11,14 @@ written the flag decides before the grader rule is reached, and no real fixture 
 the grader rule at work on its own. The rule is pinned here on the real 0.17.0 fixture
 with the flag taken away (removed, or false): upstream's from_dict accepts both and gives
 exactly the numbers it gives the untouched file (tests/expected/fixtures.json), since its
-own grader rule makes the case skipped again. With RELIDASH_UPSTREAM_PYTHON set, upstream
-is asked again about the edited files themselves.
+own grader rule makes the case skipped again. With RELIDASH_UPSTREAM_PYTHON set (always
+under `make test` and CI: tests/required_tools.py), upstream is asked again about the
+edited files themselves.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from required_tools import upstream_python
 
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.ingest import ingest_directory
@@ -162,9 +163,7 @@ def test_the_stored_estimates_agree_with_the_cases(records: dict[str, Any]) -> N
 @pytest.mark.upstream
 def test_upstream_gives_the_edited_files_the_numbers_of_the_original(reports: Path) -> None:
     """The oracle above, checked: multivon-eval itself on the edited files."""
-    python = os.environ.get("RELIDASH_UPSTREAM_PYTHON")
-    if not python:
-        pytest.skip("RELIDASH_UPSTREAM_PYTHON is not set")
+    python = upstream_python()
     out = reports.parent / "upstream.json"
     edited = [reports / name for name, edit in VARIANTS.items() if edit is not None]
     subprocess.run(

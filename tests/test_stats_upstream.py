@@ -2,19 +2,20 @@
 
 Set RELIDASH_UPSTREAM_PYTHON to the python of a venv with multivon-eval installed; the
 test builds EvalReports there in a subprocess and compares its JSON with relidash's
-numbers. Skipped when the variable is unset.
+numbers. Skipped when the variable is unset, failed so under `make test` and CI, which set
+it (tests/required_tools.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from fractions import Fraction
 from math import comb
 
 import numpy as np
 import pytest
+from required_tools import upstream_python
 
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, lottery_mask, suite_pass_k
 
@@ -81,9 +82,7 @@ def scenarios() -> list[dict[str, list[int]]]:
 
 @pytest.fixture(scope="module")
 def upstream() -> tuple[list[dict[str, list[int]]], dict[str, object]]:
-    python = os.environ.get("RELIDASH_UPSTREAM_PYTHON")
-    if not python:
-        pytest.skip("RELIDASH_UPSTREAM_PYTHON is not set")
+    python = upstream_python()
     cases = scenarios()
     payload = json.dumps([{**sc, "ks": KS} for sc in cases])
     done = subprocess.run(

@@ -4,13 +4,13 @@ digests multivon-eval wrote for them.
 A real 0.20 report (tests/fixtures) with one trial's output edited after writing, its
 digest left as written, is flagged by `relidash review` (and its packet) and by `verify`;
 the digest is the one multivon-eval itself computes (checked against its TrialRecord when
-RELIDASH_UPSTREAM_PYTHON names a Python with multivon-eval installed).
+RELIDASH_UPSTREAM_PYTHON names a Python with multivon-eval installed, as it must under
+`make test` and CI: tests/required_tools.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from cli_run import run_cli
+from required_tools import upstream_python
 
 from dashboard.data.trial_digests import check_trial_digests
 from dashboard.render.packet import parse_packet
@@ -55,10 +56,8 @@ def test_an_edited_trial_is_found_and_named(tmp_path: Path) -> None:
     assert found.mismatched == (f"case {trial['case_id']} run 1 attempt 1",)
 
 
-@pytest.mark.skipif(
-    not os.environ.get("RELIDASH_UPSTREAM_PYTHON"), reason="RELIDASH_UPSTREAM_PYTHON not set"
-)
 def test_multivon_eval_refuses_the_trial_relidash_flags(tmp_path: Path) -> None:
+    python = upstream_python()
     report = tmp_path / "r.json"
     shutil.copy(REPORT, report)
     edit_one_output(report)
@@ -69,7 +68,7 @@ def test_multivon_eval_refuses_the_trial_relidash_flags(tmp_path: Path) -> None:
         "        try: TrialRecord.from_dict(t)\n        except ValueError: bad += 1\nprint(bad)"
     )
     done = subprocess.run(
-        [os.environ["RELIDASH_UPSTREAM_PYTHON"], "-c", code, str(report)],
+        [python, "-c", code, str(report)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert int(done.stdout) == check_trial_digests(report).mismatched_count == 1
