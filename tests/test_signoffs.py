@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -601,5 +602,30 @@ def test_file_sha256_of_a_missing_file_is_none_and_other_errors_propagate(
     assert file_sha256(tmp_path / "gone.json") is None
     (tmp_path / "plain").write_text("")
     assert file_sha256(tmp_path / "plain" / "child.json") is None
-    with pytest.raises(IsADirectoryError):
-        file_sha256(tmp_path)
+    # a directory is a directory report (a Harbor job): its digest is of its JSON files'
+    # paths and digests, and moves when one of them changes
+    job = tmp_path / "job"
+    (job / "trial").mkdir(parents=True)
+    (job / "result.json").write_text("{}")
+    (job / "trial" / "result.json").write_text('{"reward": 1}')
+    (job / "trial" / "log.txt").write_text("not part of it")
+    expected = hashlib.sha256(
+        json.dumps(
+            [
+                ["result.json", hashlib.sha256(b"{}").hexdigest()],
+                ["trial/result.json", hashlib.sha256(b'{"reward": 1}').hexdigest()],
+            ],
+            separators=(",", ":"),
+        ).encode()
+    ).hexdigest()
+    assert file_sha256(job) == expected
+    (job / "trial" / "result.json").write_text('{"reward": 0}')
+    assert file_sha256(job) != expected
+    # any other error reading it propagates: a socket cannot be opened as a file
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "s.json"))
+    try:
+        with pytest.raises(OSError):
+            file_sha256(tmp_path / "s.json")
+    finally:
+        sock.close()
