@@ -35,7 +35,8 @@ from s3_server import (
 from servers import STOP_BEFORE_EXEC, free_port, healthy, stop_group
 
 from dashboard.analysis import cases, loading
-from dashboard.data.catalog import SCHEMA_VERSION, cache_root
+from dashboard.data.catalog import SCHEMA_VERSION
+from dashboard.data.names import cache_root
 from dashboard.data.snapshot import ServedCatalog
 from dashboard.data.sources.objects import datetime_ns
 from dashboard.data.sources.reports import (

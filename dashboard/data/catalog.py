@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.names import cache_root
 from dashboard.data.queries import execute
 
 # The catalog's layout: a catalog (or a seed) of another version is rebuilt from the
@@ -69,11 +70,6 @@ def relidash_version() -> str:
         return metadata.version("relidash")
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "relidash"
 
 
 def default_catalog_path(reports_dir: Path) -> Path:

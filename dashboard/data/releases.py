@@ -39,6 +39,7 @@ from typing import Any
 
 import duckdb
 
+from dashboard.data.formats import harness_named
 from dashboard.data.names import CONFIG_NAME
 
 RELEASE_KEYS = ("auto", "target_version", "model", "file_stem", "directory")
@@ -154,10 +155,11 @@ def release_label(row: dict[str, Any], key: str) -> tuple[str, str]:
         return (str(value), key) if value else (stem, "file_stem")
     for source in ("target_version", "model"):
         if isinstance(choices[source], str) and choices[source].strip():
-            # an Inspect log's declared release is its eval.metadata.release
+            # where the harness's declared release comes from (an Inspect log's is its
+            # eval.metadata.release)
             named = (
-                "metadata:release"
-                if source == "target_version" and row.get("harness") == "inspect-ai"
+                harness_named(row.get("harness")).declared_release
+                if source == "target_version"
                 else source
             )
             return choices[source], named

@@ -105,6 +105,8 @@ class Harness(Protocol):
     terms: RunTerms  # how its UNKNOWN reasons word a case's trials
     # Read by relidash's DuckDB staging (multivon-eval) rather than by `read`.
     staged: bool
+    # Where its reports' target_version comes from, as a release's source is named.
+    declared_release: str
 
     def claims(self, path: str, leading: bytes) -> bool:
         """Whether this harness wrote the file: its name and first bytes (a directory
@@ -141,6 +143,7 @@ class RowHarness:
 
     staged = False
     settings_table: str | None = None
+    declared_release = "target_version"
 
     def report_directories(self, paths: set[str]) -> Iterable[str]:
         return ()

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dashboard.data.catalog import cache_root
+from dashboard.data.names import cache_root
 from dashboard.data.sources import (
     Location,
     SourceError,

@@ -22,6 +22,7 @@ from dashboard.data.formats.inspect.log import (
 from dashboard.data.formats.inspect.rows import log_rows
 from dashboard.data.formats.inspect.transcript import evaluators, read_sample_epochs, transcript
 from dashboard.data.formats.inspect.unknown import word_unknowns
+from dashboard.data.formats.inspect.zip_members import ZIP_MAGIC
 from dashboard.data.formats.protocol import (
     CASE_TRIAL_COLUMNS,
     FormatProblem,
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty archive
 # An Inspect JSON log opens with one of EvalLog's fields (it writes `version` first);
 # a multivon-eval report opens with `suite` or `schema`.
 _JSON_HEAD = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\{\s*"(?:version|status|eval)"\s*:', re.DOTALL)
@@ -51,6 +51,7 @@ class InspectHarness(RowHarness):
     name = INSPECT
     title = "Inspect AI"
     settings_table = "inspect"
+    declared_release = "metadata:release"
     terms = TERMS[INSPECT]
 
     def claims(self, path: str, leading: bytes) -> bool:

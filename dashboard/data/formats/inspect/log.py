@@ -30,6 +30,7 @@ from typing import Any
 
 from dashboard.data.formats.inspect.zip_members import (
     LIMIT_HINT,
+    ZIP_MAGIC,
     ArchiveError,
     Member,
     read_directory,
@@ -122,7 +123,7 @@ def read_log(path: str, size: int, max_bytes: int) -> InspectLog:
         )
     with open(path, "rb") as handle:
         head = handle.read(4)
-        if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        if head.startswith(ZIP_MAGIC):
             return _read_eval(handle, size, max_bytes)
     if size > max_bytes:
         raise LogProblem(

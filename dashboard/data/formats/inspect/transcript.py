@@ -23,7 +23,7 @@ from dashboard.data.formats.inspect.log import (
     parse_json,
     value_to_float,
 )
-from dashboard.data.formats.inspect.zip_members import ArchiveError, read_directory
+from dashboard.data.formats.inspect.zip_members import ZIP_MAGIC, ArchiveError, read_directory
 
 ATTACHMENT = "attachment://"
 _ATTACHMENT_REF = re.compile(r"attachment://([0-9A-Za-z_-]+)")
@@ -38,7 +38,7 @@ def read_sample_epochs(
     Its members decompressing past `max_bytes` together are refused; `hint` says how to
     raise it."""
     with open(path, "rb") as handle:
-        if handle.read(4).startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        if handle.read(4).startswith(ZIP_MAGIC):
             try:
                 members = read_directory(handle, size)
                 budget = MemberBudget(max_bytes, hint)

@@ -29,6 +29,8 @@ _EOCD64 = b"PK\x06\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
 _CENTRAL = b"PK\x01\x02"
 _LOCAL = b"PK\x03\x04"
+# How a zip archive opens: a local file header, or the end record of an empty archive.
+ZIP_MAGIC = (_LOCAL, _EOCD)
 _EOCD_SIZE = 22
 _MAX_COMMENT = 0xFFFF
 _CENTRAL_SIZE = 46

@@ -28,6 +28,7 @@ class MultivonHarness:
     settings_table = None
     terms = TERMS[MULTIVON]
     staged = True
+    declared_release = "target_version"
 
     def claims(self, path: str, leading: bytes) -> bool:
         return not path.endswith("/")
