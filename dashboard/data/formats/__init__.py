@@ -30,7 +30,7 @@ PROMPTFOO = "promptfoo"
 _PACKAGES = ("inspect", "harbor", "promptfoo", "multivon")
 # The suffixes of report files, in a directory and in object storage alike; which harness
 # wrote one is decided by its content (harness_of).
-REPORT_SUFFIXES = (".json", ".eval")
+REPORT_SUFFIXES = (".json", ".eval", ".jsonl")
 
 
 @cache

@@ -1,0 +1,118 @@
+"""promptfoo evals: a `promptfoo eval -o results.json` file (or `promptfoo export eval ID
+-o file.json`, the same shape) is one eval, each of its (prompt, provider) pairs one report.
+
+eval.py reads and checks the file and groups its rows by pair and test; rows.py maps a
+pair to catalog rows; transcript.py renders one row (a repeat) for the pages that show a
+case; unknown.py words a report's UNKNOWN reasons in tests and repeats. promptfoo's JSON Lines output (`-o results.jsonl`) has no eval id, config or
+timestamp: it is claimed here only to say so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dashboard.data.formats import PROMPTFOO
+from dashboard.data.formats.promptfoo.eval import (
+    jsonl_problem,
+    looks_like_eval,
+    read_eval,
+    read_promptfoo_settings,
+    tests_of,
+)
+from dashboard.data.formats.promptfoo.rows import eval_rows
+from dashboard.data.formats.promptfoo.transcript import evaluators, transcript
+from dashboard.data.formats.promptfoo.unknown import NO_TESTS, word_unknowns
+from dashboard.data.formats.protocol import (
+    CASE_TRIAL_COLUMNS,
+    FormatProblem,
+    ReportRows,
+    RowHarness,
+    RunTerms,
+    Settings,
+)
+from dashboard.data.names import DEFAULT_MAX_BYTES
+from dashboard.data.queries import fetch_rows
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+JSONL = ".jsonl"
+# An eval file is read whole to show one case (it has no index): up to the load's default
+# file limit, as the load read it.
+READ_BACK_LIMIT = DEFAULT_MAX_BYTES
+NO_TRANSCRIPT = "(this repeat's row is no longer in the eval file)"
+
+TERMS = RunTerms(
+    trials="repeats",
+    trial="repeat",
+    case="test",
+    shortest="the test with the fewest",
+    matched="the matched test with the fewest",
+    option="--repeat",
+    declines="relidash does not extrapolate.",
+    no_cases=NO_TESTS,
+)
+
+
+class PromptfooHarness(RowHarness):
+    name = PROMPTFOO
+    title = "promptfoo"
+    settings_table = "promptfoo"
+    terms = TERMS
+
+    def claims(self, path: str, leading: bytes) -> bool:
+        """Every `.jsonl` file (to say why it is not read), and a JSON file whose first
+        bytes are an eval's: `{"evalId"`, or `"results"` and `"evalId"` among them."""
+        if path.endswith("/"):
+            return False
+        return path.endswith(JSONL) or looks_like_eval(leading)
+
+    def read_settings(self, config: Path | None) -> Settings:
+        return read_promptfoo_settings(config)
+
+    def read(self, path: str, size: int, max_bytes: int, settings: Settings) -> list[ReportRows]:
+        if path.endswith(JSONL):
+            raise jsonl_problem(path)
+        return eval_rows(read_eval(path, size, max_bytes), path, settings)  # type: ignore[arg-type]
+
+    def case_trials(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        report_id: int,
+        case_idx: int,
+        path: Path,
+        size: int,
+    ) -> pd.DataFrame:
+        """A test's repeats: outcomes from the catalog, transcripts from the eval file."""
+        import pandas as pd
+
+        rows = fetch_rows(con, "promptfoo_case_trials", report_id=report_id, case_idx=case_idx)
+        if not rows:
+            return pd.DataFrame(columns=list(CASE_TRIAL_COLUMNS))
+        first = rows[0]
+        found = read_eval(str(path), size, max(size, READ_BACK_LIMIT))
+        pair_rows = found.rows.get(int(first["prompt_idx"]))
+        if pair_rows is None:
+            raise FormatProblem(
+                f"no longer holds the pair this report was read from (promptIdx "
+                f"{first['prompt_idx']})"
+            )
+        tests, _ = tests_of(pair_rows, found.repeats)
+        repeats = tests.get(str(first["case_id"]), [])
+        for row in rows:
+            position = int(row["run_index"]) - 1
+            source = repeats[position] if 0 <= position < len(repeats) else None
+            row["output"] = transcript(source) if source else NO_TRANSCRIPT
+            row["evaluators"] = json.dumps(
+                evaluators(source) if source else [], ensure_ascii=False, default=str
+            )
+        return pd.DataFrame([{name: row[name] for name in CASE_TRIAL_COLUMNS} for row in rows])
+
+    def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
+        word_unknowns(con, report_ids)
+
+
+HARNESS = PromptfooHarness()
