@@ -87,6 +87,25 @@ def report_files(root: Path) -> list[str]:
     return found
 
 
+def other_harness_files(root: Path) -> tuple[set[str], set[str], set[str]]:
+    """What the other harnesses' fixtures under root are: (the reports they load: promptfoo
+    eval files, and Harbor job directories as "job/"; the JSON files inside a job, which are
+    no reports of their own; the `.jsonl` files, each a problem)."""
+    loaded: set[str] = set()
+    members: set[str] = set()
+    for lock in root.rglob("lock.json"):
+        job = lock.parent
+        if (job / "config.json").is_file() and (job / "result.json").is_file():
+            loaded.add(job.relative_to(root).as_posix() + "/")
+            members |= {p.relative_to(root).as_posix() for p in job.rglob("*.json")}
+    for path in root.rglob("*.json"):
+        data = _load_json(path) if path.relative_to(root).as_posix() not in members else None
+        if isinstance(data, dict) and {"evalId", "results"} <= set(data):
+            loaded.add(path.relative_to(root).as_posix())
+    jsonl = {p.relative_to(root).as_posix() for p in root.rglob("*.jsonl")}
+    return loaded, members, jsonl
+
+
 def inspect_logs(root: Path) -> set[str]:
     """Paths (relative, POSIX) of the Inspect logs under root: `.eval` archives and JSON
     objects with Inspect's top-level `version` and `eval`."""
@@ -275,15 +294,21 @@ def test_only_non_report_files_are_file_problems(
     unloaded = {rel for rel, pinned in refused_files(label).items() if "cases" not in pinned}
     reports = set(report_files(root))
     logs = inspect_logs(root)
+    others, members, jsonl = other_harness_files(root)
     loaded = {r["file"] for r in document["reports"]}
-    assert loaded == (reports - unloaded) | logs
-    all_json = {
-        p.relative_to(root).as_posix()
-        for p in root.rglob("*.json")
-        if not any(part.startswith(".") for part in p.relative_to(root).parts)
-    } - logs
+    assert loaded == (reports - unloaded) | logs | others
+    all_json = (
+        {
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*.json")
+            if not any(part.startswith(".") for part in p.relative_to(root).parts)
+        }
+        - logs
+        - others
+        - members
+    )
     file_problems = {p["file"] for p in document["problems"] if p.get("scope", "file") == "file"}
-    assert file_problems == (all_json - reports) | unloaded
+    assert file_problems == (all_json - reports) | unloaded | jsonl
     for problem in document["problems"]:
         if problem["file"] in all_json - reports:
             assert "not a multivon-eval report" in problem["reason"]

@@ -61,6 +61,8 @@ class PromptfooHarness(RowHarness):
     name = PROMPTFOO
     title = "promptfoo"
     settings_table = "promptfoo"
+    # the `release` tag, or the tag [promptfoo] names, else the eval's timestamp
+    declared_release = "promptfoo tag or timestamp"
     terms = TERMS
 
     def claims(self, path: str, leading: bytes) -> bool:
