@@ -184,7 +184,8 @@ def test_errors_are_named_by_type_and_cause(loaded: Any) -> None:
     assert "model provider 3 (ApiRateLimitError 3)" in warning["reason"]
     assert "budget 3 (AgentTimeoutError 3)" in warning["reason"]
     assert "unclassified 3 (SimulatedAgentCrash 3)" in warning["reason"]
-    assert "3 without a valid reward are left out" in warning["reason"]
+    assert warning["reason"].startswith("3 of 24 attempts have no valid reward and are left out")
+    assert "9 raised an exception, by cause: " in warning["reason"]
     facts = (
         loaded["con"]
         .execute("SELECT harness_facts FROM reports WHERE file = 'h026-core-mini/'")

@@ -297,17 +297,14 @@ def _error_summary(job: Job, errored: list[Outcome], total: int) -> str:
     left_out = sum(not o.counted for o in errored)
     if job.valid_rule:
         rule = (
-            f"{left_out} without a valid reward are left out, as Harbor {job.version_label}'s "
-            "pass@k leaves them out (count agent errors as failures to count them)"
+            f"{left_out} of {total} attempts have no valid reward and are left out, as Harbor "
+            f"{job.version_label}'s pass@k leaves them out (count agent errors as failures to "
+            "count them)"
         )
     else:
         rewardless = sum(not o.rewards for o in errored)
         rule = (
-            f"{rewardless} without a reward count as failures, as Harbor {job.version_label}'s "
-            "pass@k counts them"
+            f"{rewardless} of {total} attempts have no reward and count as failures, as Harbor "
+            f"{job.version_label}'s pass@k counts them"
         )
-    return (
-        f"{len(errored)} of {total} attempts raised an exception, by cause: "
-        + "; ".join(parts)
-        + f"; {rule}"
-    )
+    return f"{rule}. {len(errored)} raised an exception, by cause: " + "; ".join(parts)
