@@ -16,6 +16,8 @@ kept and what relidash shows for it.
 Inspect AI logs in the same directories (tests/fixtures/inspect/, sample_reports/
 ticket_triage/) are not multivon-eval reports: this oracle leaves them out, and
 tests/test_inspect.py holds them to Inspect's own numbers (tests/expected/inspect.json).
+Harbor job folders (tests/fixtures/harbor/) are left out the same way: tests/test_harbor.py
+holds them to Harbor's own pass_at_k.
 """
 
 from __future__ import annotations
@@ -91,13 +93,10 @@ def other_harness_files(root: Path) -> tuple[set[str], set[str], set[str]]:
     """What the other harnesses' fixtures under root are: (the reports they load: promptfoo
     eval files, and Harbor job directories as "job/"; the JSON files inside a job, which are
     no reports of their own; the `.jsonl` files, each a problem)."""
-    loaded: set[str] = set()
-    members: set[str] = set()
-    for lock in root.rglob("lock.json"):
-        job = lock.parent
-        if (job / "config.json").is_file() and (job / "result.json").is_file():
-            loaded.add(job.relative_to(root).as_posix() + "/")
-            members |= {p.relative_to(root).as_posix() for p in job.rglob("*.json")}
+    loaded = harbor_jobs(root)
+    members = {
+        p.relative_to(root).as_posix() for job in loaded for p in (root / job).rglob("*.json")
+    }
     for path in root.rglob("*.json"):
         data = _load_json(path) if path.relative_to(root).as_posix() not in members else None
         if isinstance(data, dict) and {"evalId", "results"} <= set(data):
@@ -119,6 +118,24 @@ def inspect_logs(root: Path) -> set[str]:
             data = _load_json(path)
             if isinstance(data, dict) and {"version", "eval"} <= set(data):
                 found.add(path.relative_to(root).as_posix())
+    return found
+
+
+def harbor_jobs(root: Path) -> set[str]:
+    """Paths (relative, POSIX, ending in "/") of the Harbor job folders under root: folders
+    with a config.json and a lock.json naming a Harbor version, outside any other job. Each
+    is one report; the files inside are its own (tests/test_harbor.py holds its numbers)."""
+    found = set()
+    for lock in sorted(root.rglob("lock.json")):
+        data = _load_json(lock)
+        folder = lock.parent
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("harbor"), dict)
+            and (folder / "config.json").is_file()
+            and not any((parent / "lock.json").is_file() for parent in folder.parents)
+        ):
+            found.add(folder.relative_to(root).as_posix() + "/")
     return found
 
 
@@ -288,7 +305,8 @@ def test_only_non_report_files_are_file_problems(
 ) -> None:
     """Every JSON file is a loaded report or a listed problem (a non-report, or a report
     upstream refuses that EXPECTED_REFUSED says relidash does not load); every Inspect log
-    is loaded too (its numbers: tests/test_inspect.py)."""
+    and every Harbor job folder is loaded too (their numbers: tests/test_inspect.py,
+    tests/test_harbor.py), and the files inside a job are never problems of their own."""
     root = REPORT_DIRS[label]
     document = documents[("service", label)]
     unloaded = {rel for rel, pinned in refused_files(label).items() if "cases" not in pinned}

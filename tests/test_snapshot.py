@@ -3,6 +3,7 @@ changes cheaply, and read transcripts back from the report file on demand."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -132,8 +133,14 @@ def test_a_corrupt_catalog_is_rebuilt_from_the_reports(tmp_path: Path) -> None:
     rebuilt = ServedCatalog(reports, str(catalog))
     rebuilt.refresh(lambda con: loading.refresh_catalog(con, reports))
     count = rebuilt.cursor().execute("SELECT count(*) FROM reports").fetchall()[0][0]
-    # the multivon-eval fixtures and the Inspect logs under fixtures/inspect/
-    assert count == len([p for p in FIXTURES.rglob("*") if p.suffix in (".json", ".eval")])
+    # the multivon-eval fixtures and the Inspect logs under fixtures/inspect/, and a report
+    # per eval of each Harbor job under fixtures/harbor/ (whose files are not reports)
+    harbor = FIXTURES / "harbor"
+    evals = json.loads((harbor / "expected.json").read_text())
+    files = [p for p in FIXTURES.rglob("*") if p.suffix in (".json", ".eval")]
+    assert count == len([p for p in files if harbor not in p.parents]) + sum(
+        len(job["evals"]) for job in evals.values()
+    )
 
 
 def test_a_restarted_server_adopts_a_current_catalog_without_loading(served: ServedCatalog) -> None:

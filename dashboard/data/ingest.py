@@ -42,7 +42,12 @@ from dashboard.data.harness_settings import (
 from dashboard.data.ingest_rows import RowItem, insert_rows, read_rows
 from dashboard.data.names import DEFAULT_MAX_BYTES
 from dashboard.data.releases import assign_releases, release_config_digest
-from dashboard.data.report_dirs import ROOT_REPORT, group_report_directories, root_is_report
+from dashboard.data.report_dirs import (
+    ROOT_REPORT,
+    group_report_directories,
+    listed_reports,
+    root_is_report,
+)
 from dashboard.data.scan import (
     FileFacts,
     directory_facts,
@@ -209,10 +214,11 @@ def _ingest(
     if claimed and not (differing or forced or settings_changed or walk_changed or config_changed):
         # The listing is the one the last load ended with: nothing to write. (A commit, even
         # of values already there, syncs the log, a noticeable share of a warm load.)
+        listed = listed_reports(entries)
         return IngestResult(
-            files=len(entries),
+            files=listed,
             parsed=0,
-            unchanged=len(entries),
+            unchanged=listed,
             removed=0,
             problems=con.execute("SELECT count(*) FROM problems").fetchall()[0][0],
             seconds=time.perf_counter() - started,
@@ -419,10 +425,11 @@ def _ingest(
         version = int(meta.get("version") or 0) + (1 if changed else 0)
         write_meta(con, written | {"ingest_complete": "1", "version": str(version)})
     n_problems = con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
+    listed = listed_reports(entries)
     return IngestResult(
-        files=len(entries),
+        files=listed,
         parsed=to_parse,
-        unchanged=len(entries) - to_parse,
+        unchanged=listed - to_parse,
         removed=len(removed),
         problems=n_problems,
         seconds=time.perf_counter() - started,

@@ -54,6 +54,26 @@ def group_report_directories(
     return kept, {prefix or ROOT_REPORT: [e.path for e in m] for prefix, m in grouped.items()}
 
 
+def listed_reports(entries: Sequence[FileEntry]) -> int:
+    """How many entries the listing holds once each directory report's files count as
+    one: what a load reports as its number of report files."""
+    found = report_directories([e.path for e in entries]) if entries else set()
+    if not found:
+        return len(entries)
+    if "" in found:
+        return 1
+    tops = {d for d in found if "/" not in d}
+    nested = found - tops
+    inside = 0
+    for entry in entries:
+        path = entry.path
+        cut = path.find("/")
+        # the common case first: report directories at the top
+        top = cut > 0 and path[:cut] in tops
+        inside += top or (bool(nested) and _owner(path, found) is not None)
+    return len(entries) - inside + len(found)
+
+
 def root_is_report(parts: ListingParts) -> bool:
     """Whether the reports directory itself is one directory report (a Harbor job given as
     the directory to serve): then its trial folders, each a part of the listing of its own,

@@ -1,0 +1,38 @@
+"""A Harbor report's UNKNOWN reasons in tasks and attempts (`--n-attempts`), set in the
+catalog after a load: the stats floor words them as multivon-eval does.
+
+Must not: import Streamlit or Altair, or write anywhere but the catalog.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from dashboard.data.formats import HARBOR
+from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
+from dashboard.data.queries import fetch_rows
+
+
+def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
+    if not report_ids:
+        return
+    rows = fetch_rows(con, "harbor_unknown_metrics", report_ids=report_ids)
+    worded = []
+    for row in rows:
+        if not row["n_cases"]:
+            worded.append((row, no_cases(HARBOR)))
+        elif row["runs"] and row["k"] > row["runs"]:
+            worded.append((row, k_beyond_runs(HARBOR, row["k"], row["runs"], bool(row["uneven"]))))
+    if not worded:
+        return
+    con.execute(
+        "UPDATE metrics SET unknown_reason = u.reason FROM (SELECT unnest($ids) AS report_id, "
+        "unnest($metrics) AS metric, unnest($ks) AS k, unnest($reasons) AS reason) AS u "
+        "WHERE metrics.report_id = u.report_id AND metrics.metric = u.metric AND metrics.k = u.k",
+        {
+            "ids": [r["report_id"] for r, _ in worded],
+            "metrics": [r["metric"] for r, _ in worded],
+            "ks": [r["k"] for r, _ in worded],
+            "reasons": [reason for _, reason in worded],
+        },
+    )

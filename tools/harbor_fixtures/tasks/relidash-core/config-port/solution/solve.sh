@@ -1,0 +1,2 @@
+#!/bin/bash
+printf %s 'port=8080' > /app/server.conf

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf %s 'id,name,score' > /app/header.csv

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf %s 'hello' > /app/hello.txt

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf %s '{"ok": true}' > /app/status.json

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf %s 'ratsbob' > /app/reversed.txt

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf %s 'thesis' > /app/essay.txt

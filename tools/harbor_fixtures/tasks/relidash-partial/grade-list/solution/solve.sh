@@ -1,0 +1,2 @@
+#!/bin/bash
+printf %s 'a,b,c' > /app/list.txt
