@@ -9,7 +9,6 @@ the reports.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import threading
@@ -22,23 +21,22 @@ from pathlib import Path
 
 import duckdb
 
-from dashboard.data.names import cache_root
+# the catalog's locations are named with the rest (sources name their own catalog)
+from dashboard.data.names import MEMORY as MEMORY
+from dashboard.data.names import CatalogError as CatalogError
+from dashboard.data.names import default_catalog_path as default_catalog_path
+from dashboard.data.names import resolve_catalog_path as resolve_catalog_path
 from dashboard.data.queries import execute
 
 # The catalog's layout: a catalog (or a seed) of another version is rebuilt from the
 # reports, so this changes with any change to the tables or to what a column holds.
 SCHEMA_VERSION = "12"
-MEMORY = ":memory:"
 # A load that leaves more than this in the write-ahead log is checkpointed at once: none.
 # Every open replays the log, and the replay costs most for the first few changes (even
 # a one-file change's log makes every open slower than a checkpointed catalog's), while
 # a checkpoint costs no more than a few such replays and the file does not grow with
 # repeated ones. So the load pays once what every later command would pay again.
 CHECKPOINT_LOG_BYTES = 0
-
-
-class CatalogError(Exception):
-    """The catalog cannot be used as asked (a usage problem, not a data problem)."""
 
 
 class CatalogBusy(CatalogError):
@@ -70,27 +68,6 @@ def relidash_version() -> str:
         return metadata.version("relidash")
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def default_catalog_path(reports_dir: Path) -> Path:
-    """One catalog per reports directory, named after it and a hash of its absolute path."""
-    resolved = reports_dir.resolve()
-    key = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
-    return cache_root() / f"{resolved.name or 'root'}-{key}.duckdb"
-
-
-def resolve_catalog_path(reports_dir: Path, catalog: str | None) -> str:
-    """The catalog location to use: `catalog` if given, else the default for the directory."""
-    if catalog == MEMORY:
-        return MEMORY
-    path = Path(catalog) if catalog else default_catalog_path(reports_dir)
-    resolved = path.resolve()
-    if resolved.is_relative_to(reports_dir.resolve()):
-        raise CatalogError(
-            f"the catalog {path} would be inside the reports directory {reports_dir}; "
-            "relidash never writes there. Choose another --catalog path."
-        )
-    return str(resolved)
 
 
 def open_catalog(location: str) -> duckdb.DuckDBPyConnection:

@@ -32,7 +32,7 @@ from typing import NamedTuple, NoReturn
 
 import xxhash
 
-from dashboard.data.formats import REPORT_SUFFIXES
+from dashboard.data.names import REPORT_SUFFIXES
 
 # A file modified this recently may still be being written: its (size, mtime) is not
 # trusted as proof of "unchanged" at the next load (git's "racy clean" rule).

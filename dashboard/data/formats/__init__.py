@@ -17,6 +17,8 @@ from functools import cache
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from dashboard.data.names import REPORT_SUFFIXES as REPORT_SUFFIXES
+
 if TYPE_CHECKING:
     from dashboard.data.formats.protocol import Harness
 
@@ -28,9 +30,6 @@ PROMPTFOO = "promptfoo"
 # takes whatever no other harness claims, and names what is wrong with a file that is no
 # report at all.
 _PACKAGES = ("inspect", "harbor", "promptfoo", "multivon")
-# The suffixes of report files, in a directory and in object storage alike; which harness
-# wrote one is decided by its content (harness_of).
-REPORT_SUFFIXES = (".json", ".eval", ".jsonl")
 
 
 @cache

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from dashboard.data.formats import REPORT_SUFFIXES
+from dashboard.data.names import REPORT_SUFFIXES
 from dashboard.data.sources import (
     Location,
     SourceError,

@@ -29,9 +29,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from dashboard.data.catalog import MEMORY, default_catalog_path, resolve_catalog_path
-from dashboard.data.formats import REPORT_SUFFIXES
-from dashboard.data.names import CONFIG_NAME, cache_root
+from dashboard.data.names import (
+    CONFIG_NAME,
+    MEMORY,
+    REPORT_SUFFIXES,
+    cache_root,
+    default_catalog_path,
+    resolve_catalog_path,
+)
 from dashboard.data.sources import Location, parse_location, where
 from dashboard.data.sources.mirror import Mirror, default_mirror_root
 from dashboard.data.sources.objects import ObjectEntry, list_objects
