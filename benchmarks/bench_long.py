@@ -50,7 +50,7 @@ FLOOR_SCRIPT = r"""
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from dashboard.data import walk
+from dashboard.data.sources import walk
 walk.walk_ahead(sys.argv[1])  # as the command does, before its imports
 import dashboard.cli.main, dashboard.analysis.loading, dashboard.analysis.summary
 import dashboard.data.catalog

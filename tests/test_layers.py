@@ -240,7 +240,7 @@ def test_layer_imports_nothing_forbidden(layer: str) -> None:
 
 def test_parsing_a_command_imports_nothing_heavy() -> None:
     """A command parses its arguments before DuckDB, numpy or pandas are imported: a
-    loading command begins its walk then, in a child process (dashboard/data/walk.py),
+    loading command begins its walk then, in a child process (dashboard/data/sources/walk.py),
     and the walk overlaps those imports only if the parse does not make them."""
     parse = (
         'from dashboard.cli.main import build_parser; build_parser().parse_args(["summary", "."])'

@@ -28,7 +28,7 @@ import duckdb
 import pytest
 from report_files import case, write_report
 
-from dashboard.data import walk
+from dashboard.data.sources import walk
 from dashboard.data.catalog import open_catalog
 from dashboard.data.ingest import directory_changed, ingest_directory
 
@@ -45,7 +45,7 @@ PASSES_BEFORE, PASSES_AFTER = [2, 5], [3, 5]
 
 
 class PinnedClock:
-    """Stands in for the `time` module of dashboard.data.walk: a load's "now" is `now_ns`."""
+    """Stands in for the `time` module of dashboard.data.sources.walk: a load's "now" is `now_ns`."""
 
     def __init__(self, now_ns: int) -> None:
         self.now_ns = now_ns

@@ -26,7 +26,7 @@ from dashboard.data.scan import (
     file_digests,
     file_facts,
 )
-from dashboard.data.walk import scan_directory
+from dashboard.data.sources.walk import scan_directory
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -151,7 +151,7 @@ def test_the_walk_leaves_no_reference_cycle(tmp_path: Path) -> None:
         (tmp_path / suite / "r.json").write_text("{}")
     script = (
         "import gc, sys; from pathlib import Path; "
-        "from dashboard.data.walk import scan_directory; gc.collect(); gc.disable(); "
+        "from dashboard.data.sources.walk import scan_directory; gc.collect(); gc.disable(); "
         "entries, problems = scan_directory(Path(sys.argv[1])); "
         "assert [e.path for e in entries] == ['a/r.json', 'b/c/r.json'], entries; "
         "del entries, problems; print(gc.collect())"

@@ -1,5 +1,5 @@
 """A command walks its directory in a child process while it imports the rest
-(dashboard/data/walk.py walk_ahead): the listing it takes back must be the walk it would
+(dashboard/data/sources/walk.py walk_ahead): the listing it takes back must be the walk it would
 have done itself, file for file, problem for problem, part digest for part digest; a
 part's files are decoded only when the load asks for them; and when the child cannot
 give a walk, the load walks itself."""
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from report_files import is_report
 
-from dashboard.data import walk
-from dashboard.data.walk import ListingParts, scan_directory
+from dashboard.data.sources import walk
+from dashboard.data.sources.walk import ListingParts, scan_directory
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -131,7 +131,7 @@ def test_a_file_modified_just_before_the_walk_is_racy(tmp_path: Path) -> None:
 PROBE = r"""
 import json, os, sys
 from pathlib import Path
-from dashboard.data import walk
+from dashboard.data.sources import walk
 root, other = sys.argv[1], sys.argv[2]
 parent = os.getpid()
 walks = []
@@ -251,7 +251,7 @@ def test_a_process_with_threads_does_not_fork(tmp_path: Path) -> None:
 
 CLI = r"""
 import os, sys
-from dashboard.data import walk
+from dashboard.data.sources import walk
 parent = os.getpid()
 real = walk._walk
 def counted(*args):
@@ -358,7 +358,7 @@ def test_a_walk_in_a_child_without_os_nice_still_walks(tmp_path: Path) -> None:
     """Windows has no os.nice: the child then walks at the usual priority instead of
     failing, which would leave every renewal unable to tell."""
     root = reports_tree(tmp_path / "reports")
-    code = "import os, runpy; del os.nice; runpy.run_module('dashboard.data.walk', run_name='__main__')"
+    code = "import os, runpy; del os.nice; runpy.run_module('dashboard.data.sources.walk', run_name='__main__')"
     done = subprocess.run(
         [sys.executable, "-c", code, str(root)], capture_output=True, cwd=REPO, check=False
     )

@@ -20,7 +20,7 @@ from report_files import is_report
 from dashboard.analysis import loading
 from dashboard.data import freshness, ingest
 from dashboard.data.catalog import open_catalog
-from dashboard.data.walk import part_of
+from dashboard.data.sources.walk import part_of
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from dashboard.analysis import loading
-from dashboard.data import snapshot, walk, watch
+from dashboard.data import snapshot, watch
+from dashboard.data.sources import walk
 from dashboard.data.snapshot import ServedCatalog
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -4,7 +4,7 @@ Usage errors and a missing directory exit with status 2; Ctrl-C with 130.
 
 Building the parser and parsing imports nothing heavy (no DuckDB, numpy or pandas: the
 commands import them when they run), so a command that loads a directory begins its
-walk (dashboard/data/walk.py) in child processes before those imports, and the two
+walk (dashboard/data/sources/walk.py) in child processes before those imports, and the two
 overlap: in a large directory each takes a noticeable part of a warm command.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from dashboard.cli import ci, plan, policy, reports, review, simulate
 from dashboard.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
-from dashboard.data.walk import abandon_walk, walk_ahead
+from dashboard.data.sources.walk import abandon_walk, walk_ahead
 
 
 def main(argv: list[str] | None = None) -> int:

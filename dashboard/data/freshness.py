@@ -14,7 +14,7 @@ import duckdb
 
 from dashboard.data.releases import release_config_digest
 from dashboard.data.sources.reports import Listing, ReportSource, as_source
-from dashboard.data.walk import PART_OF_PATH, FileEntry
+from dashboard.data.sources.walk import PART_OF_PATH, FileEntry
 
 
 def unchanged_key(entry: FileEntry) -> tuple[int, int, bool, str]:

@@ -29,7 +29,7 @@ from dashboard.data.formats.protocol import (
     Settings,
 )
 from dashboard.data.queries import execute
-from dashboard.data.walk import FileEntry, os_reason
+from dashboard.data.sources.walk import FileEntry, os_reason
 
 # (entry, digest, harness name): the files of a batch one harness reads
 RowItem = tuple[FileEntry, str, str]

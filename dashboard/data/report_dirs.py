@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 
 from dashboard.data.formats import report_directories
-from dashboard.data.walk import FileEntry, ListingParts
+from dashboard.data.sources.walk import FileEntry, ListingParts
 
 ROOT_REPORT = "./"
 

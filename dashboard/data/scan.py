@@ -25,7 +25,7 @@ import numpy as np
 import xxhash
 
 from dashboard.data.formats.protocol import directory_members, directory_stamp, manifest
-from dashboard.data.walk import RACY_SECONDS, FileEntry, os_reason
+from dashboard.data.sources.walk import RACY_SECONDS, FileEntry, os_reason
 
 HEAD_BYTES = 64 * 1024
 MIB = 1024 * 1024

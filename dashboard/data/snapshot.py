@@ -38,7 +38,7 @@ from dashboard.data.freshness import catalog_version, directory_changed, meta_va
 from dashboard.data.ingest import IngestResult
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import Listing, ReportSource, as_source
-from dashboard.data.walk import walk_in_child
+from dashboard.data.sources.walk import walk_in_child
 from dashboard.data.watch import watch_directory
 
 _LOG = logging.getLogger(__name__)

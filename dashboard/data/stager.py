@@ -29,7 +29,7 @@ from dashboard.data.staging import (
     attach_stage,
 )
 from dashboard.data.verdicts import staged_findings
-from dashboard.data.walk import FileEntry
+from dashboard.data.sources.walk import FileEntry
 
 
 def _frame_and_stage(

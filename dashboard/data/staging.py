@@ -36,7 +36,7 @@ from dashboard.data.verdicts import (
     reject_files,
     staged_findings,
 )
-from dashboard.data.walk import FileEntry
+from dashboard.data.sources.walk import FileEntry
 
 FRAME_TAG = "relidash:report"
 T = TypeVar("T")

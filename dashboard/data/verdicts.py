@@ -14,7 +14,7 @@ import duckdb
 
 from dashboard.data.scan import strict_json_problem
 from dashboard.data.schema import REPORT_TABLES
-from dashboard.data.walk import FileEntry
+from dashboard.data.sources.walk import FileEntry
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from dashboard.data.names import (
 from dashboard.data.sources import Location, parse_location, where
 from dashboard.data.sources.mirror import Mirror, default_mirror_root
 from dashboard.data.sources.objects import ObjectEntry, list_objects
-from dashboard.data.walk import (
+from dashboard.data.sources.walk import (
     FileEntry,
     FileProblem,
     ListingParts,

@@ -437,7 +437,7 @@ CHILD_WALK_TIMEOUT_SECONDS = 300.0
 
 
 def walk_in_child(root: str | Path) -> WalkedListing | None:
-    """The walk of `root` made by a child Python process (`python -m dashboard.data.walk`),
+    """The walk of `root` made by a child Python process (`python -m dashboard.data.sources.walk`),
     or None when it fails or times out.
 
     For a walk in the background of a threaded process, the server's renewal of its
@@ -451,10 +451,10 @@ def walk_in_child(root: str | Path) -> WalkedListing | None:
     root = os.path.realpath(root)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "dashboard.data.walk", root],
+            [sys.executable, "-m", "dashboard.data.sources.walk", root],
             # from the directory holding this package: `-m` then finds this code first,
             # whatever the server's working directory and whether relidash is installed
-            cwd=Path(__file__).resolve().parents[2],
+            cwd=Path(__file__).resolve().parents[3],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=CHILD_WALK_TIMEOUT_SECONDS,
