@@ -1,5 +1,5 @@
 """A running server's new sessions trust file-system events instead of walking an
-unchanged directory (dashboard/data/watch.py), and walk again whenever an event arrived,
+unchanged directory (dashboard/data/sources/watch.py), and walk again whenever an event arrived,
 the trust expired, or no watch could be set up."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from dashboard.analysis import loading
-from dashboard.data import snapshot, watch
+from dashboard.data import snapshot
+from dashboard.data.sources import watch
 from dashboard.data.sources import walk
 from dashboard.data.snapshot import ServedCatalog
 

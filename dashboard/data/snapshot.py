@@ -39,7 +39,7 @@ from dashboard.data.ingest import IngestResult
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import Listing, ReportSource, as_source
 from dashboard.data.sources.walk import walk_in_child
-from dashboard.data.watch import watch_directory
+from dashboard.data.sources.watch import watch_directory
 
 _LOG = logging.getLogger(__name__)
 BUSY_RETRY_SECONDS = 30.0
@@ -56,7 +56,7 @@ class ServedCatalog:
         self.notice: str | None = None
         self._lock = threading.Lock()
         self._snapshot: duckdb.DuckDBPyConnection | None = None
-        # a local directory's events spare a new session the walk (dashboard/data/watch.py)
+        # a local directory's events spare a new session the walk (dashboard/data/sources/watch.py)
         self.watch = watch_directory(self.source.local_root)
 
     def refresh(
