@@ -1,7 +1,7 @@
 -- The recorded trials (multivon-eval 0.18+) of one case, read from its report file on
 -- demand: transcripts and evidence stay in the file, not in the catalog.
 -- One row: one trial, in run order. evaluators is the trial's per-grader JSON list.
--- $file: the report's absolute path; $columns: dashboard/data/schema.py TRIALS_ONLY;
+-- $file: the report's absolute path; $columns: dashboard/data/catalog/schema.py TRIALS_ONLY;
 -- $case_idx: the case's position in the file (from 1); $max_bytes: the size limit.
 SELECT
     trial_idx, CAST(t.run_index AS INTEGER) AS run_index, CAST(t.attempt AS INTEGER) AS attempt,

@@ -3,7 +3,7 @@
 -- One row: one top-level JSON value of one file (a second row for a file means it holds
 -- more than one value). Only the fields relidash uses are materialised; transcripts'
 -- execution and provider evidence are skipped by the reader.
--- $files: absolute paths; $columns: column types (dashboard/data/schema.py);
+-- $files: absolute paths; $columns: column types (dashboard/data/catalog/schema.py);
 -- $max_bytes: the per-file size limit.
 CREATE OR REPLACE TEMP TABLE stage_json AS
 SELECT *

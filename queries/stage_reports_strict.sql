@@ -8,7 +8,7 @@
 -- verdict and message stand. Where it succeeds the rows equal `stage_reports`' (tested).
 -- maybe_constants: the text NaN or Infinity occurs in the file (JSON allows neither; the
 -- loader checks such a file exactly, as it does small files before parsing them).
--- One row: one file. $files: absolute paths; $structure: dashboard/data/schema.py REPORT.
+-- One row: one file. $files: absolute paths; $structure: dashboard/data/catalog/schema.py REPORT.
 SELECT unnest(json_transform_strict(content, $structure)), filename,
        contains(content, 'NaN') OR contains(content, 'Infinity') AS maybe_constants
 FROM read_text($files)

@@ -22,7 +22,7 @@ from report_files import is_report
 from dashboard.analysis import loading, summary
 from dashboard.data import ingest, scan, stager, staging
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.schema import REPORT_TABLES
+from dashboard.data.catalog.schema import REPORT_TABLES
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9

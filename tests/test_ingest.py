@@ -35,7 +35,7 @@ from dashboard.data.catalog import (
 )
 from dashboard.data.ingest import IngestResult
 from dashboard.data.queries import execute
-from dashboard.data.schema import REPORT_COLUMNS, REPORT_TABLES
+from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_TABLES
 from dashboard.simulate.records import content_digest
 
 REPO = Path(__file__).resolve().parents[1]

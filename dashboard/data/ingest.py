@@ -57,7 +57,7 @@ from dashboard.data.scan import (
     strict_json_problem,
     unchanged_since_digest,
 )
-from dashboard.data.schema import REPORT_TABLES
+from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.stager import BatchStager, Staged
 from dashboard.data.staging import parse_batch, parse_strict_and_framed
