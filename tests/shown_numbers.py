@@ -27,7 +27,7 @@ from typing import Any
 
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
-from dashboard.data.queries import fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.stats.paired import paired_bootstrap_ci
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ import pytest
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats.harbor import job_directories
-from dashboard.data.queries import fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.scan import file_digests
 from dashboard.data.transcripts import TRIAL_COLUMNS, read_case_trials
 

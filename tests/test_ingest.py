@@ -34,7 +34,7 @@ from dashboard.data.catalog import (
     resolve_catalog_path,
 )
 from dashboard.data.ingest import IngestResult
-from dashboard.data.queries import execute
+from dashboard.data.catalog.queries import execute
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_TABLES
 from dashboard.simulate.records import content_digest
 

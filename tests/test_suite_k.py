@@ -28,7 +28,7 @@ from dashboard.analysis.suite_k import (
     suite_ks,
 )
 from dashboard.data.catalog import open_catalog
-from dashboard.data.queries import run_query
+from dashboard.data.catalog.queries import run_query
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_reports"

@@ -10,7 +10,7 @@ import pytest
 
 from dashboard.analysis import loading, slices
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.queries import run_query
+from dashboard.data.catalog.queries import run_query
 
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = [REPO / "sample_reports", REPO / "tests" / "fixtures"]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from dashboard.analysis import summary
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
-from dashboard.data.queries import fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 

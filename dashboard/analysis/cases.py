@@ -14,7 +14,7 @@ import pandas as pd
 from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.releases import shown_cases
 from dashboard.analysis.slices import in_slice
-from dashboard.data.queries import run_query
+from dashboard.data.catalog.queries import run_query
 from dashboard.data.sources.reports import ReportSource
 from dashboard.data.transcripts import read_case_text, read_case_trials
 

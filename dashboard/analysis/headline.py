@@ -26,7 +26,7 @@ from dashboard.analysis.matching import paired_counts
 from dashboard.analysis.policy import Policy, PolicyError, resolve_policy
 from dashboard.analysis.releases import UnknownName, release_table, suite_releases
 from dashboard.analysis.slices import check_slices
-from dashboard.data.queries import fetch_rows, run_query
+from dashboard.data.catalog.queries import fetch_rows, run_query
 from dashboard.data.sources.reports import ReportSource
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K
 

@@ -17,7 +17,7 @@ import numpy as np
 from dashboard.analysis.estimates import evaluated_arrays
 from dashboard.analysis.releases import find_release, find_suite_releases
 from dashboard.analysis.summary import report_overview
-from dashboard.data.queries import run_query
+from dashboard.data.catalog.queries import run_query
 from dashboard.stats import METRIC_PASS_HAT_K
 from dashboard.stats.planning import (
     POWER,

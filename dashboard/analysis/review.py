@@ -49,7 +49,7 @@ from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
 from dashboard.data.formats.protocol import directory_stat
 from dashboard.data.freshness import meta_value
-from dashboard.data.queries import fetch_rows, run_query
+from dashboard.data.catalog.queries import fetch_rows, run_query
 from dashboard.data.scan import file_digests
 from dashboard.data.signoffs import DECISIONS
 from dashboard.data.sources.reports import ReportSource, as_source

@@ -19,7 +19,7 @@ import duckdb
 import pandas as pd
 
 from dashboard.analysis.matching import paired_counts
-from dashboard.data.queries import fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import pandas as pd
 from dashboard.analysis.policy import DEFAULT_POLICY_SOURCE, Policy, PolicyError, resolve_policy
 from dashboard.analysis.releases import suite_releases
 from dashboard.analysis.summary import report_overview
-from dashboard.data.queries import fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.sources.reports import ReportSource
 
 WINDOW: Final = 30  # releases a page shows by default over a long history

@@ -174,7 +174,7 @@ def passk_curve(version: int, report_id: int, k_max: int, count_agent_errors: bo
 def _suite_cases(
     suite: str, count_agent_errors: bool, report_ids: list[int] | None
 ) -> pd.DataFrame:
-    from dashboard.data.queries import run_query
+    from dashboard.data.catalog.queries import run_query
 
     return run_query(
         catalog().cursor(),
@@ -191,7 +191,7 @@ def _suite_cases(
 # cases, which is an order of magnitude slower the first time after a load.
 @st.cache_data(show_spinner=False, max_entries=256)
 def suite_tags(version: int, suite: str) -> list[str]:
-    from dashboard.data.queries import run_query
+    from dashboard.data.catalog.queries import run_query
 
     return sorted(str(t) for t in run_query(catalog().cursor(), "suite_tags", suite=suite)["tag"])
 

@@ -28,7 +28,7 @@ from dashboard.data.formats.protocol import (
     ReportRows,
     Settings,
 )
-from dashboard.data.queries import execute
+from dashboard.data.catalog.queries import execute
 from dashboard.data.sources.walk import FileEntry, os_reason
 
 # (entry, digest, harness name): the files of a batch one harness reads

@@ -19,7 +19,7 @@ import duckdb
 # calls them: a reader replaced there (the tests' spies on where a parse ran) is replaced
 # for both
 from dashboard.data import staging
-from dashboard.data.queries import execute
+from dashboard.data.catalog.queries import execute
 from dashboard.data.staging import (
     STAGE_DATABASE,
     STAGE_PARTS,

@@ -26,7 +26,7 @@ from dashboard.data.formats.protocol import (
     directory_members,
     directory_stamp,
 )
-from dashboard.data.queries import fetch_rows, run_query
+from dashboard.data.catalog.queries import fetch_rows, run_query
 from dashboard.data.catalog.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import DirectorySource, NotInSource, ReportSource

@@ -26,7 +26,7 @@ from dashboard.data.names import MEMORY as MEMORY
 from dashboard.data.names import CatalogError as CatalogError
 from dashboard.data.names import default_catalog_path as default_catalog_path
 from dashboard.data.names import resolve_catalog_path as resolve_catalog_path
-from dashboard.data.queries import execute
+from dashboard.data.catalog.queries import execute
 
 # The catalog's layout: a catalog (or a seed) of another version is rebuilt from the
 # reports, so this changes with any change to the tables or to what a column holds.

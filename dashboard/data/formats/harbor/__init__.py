@@ -32,7 +32,7 @@ from dashboard.data.formats.protocol import (
     RunTerms,
     Settings,
 )
-from dashboard.data.queries import fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
 
 if TYPE_CHECKING:
     import duckdb

@@ -32,7 +32,7 @@ from dashboard.data.formats.protocol import (
 )
 from dashboard.data.formats.unknown_wording import TERMS
 from dashboard.data.names import DEFAULT_MAX_BYTES
-from dashboard.data.queries import fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
 
 if TYPE_CHECKING:
     import duckdb

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 def _queries_dir() -> Path:
     here = Path(__file__).resolve()
-    source_tree = here.parents[2] / "queries"
-    return source_tree if source_tree.is_dir() else here.parents[1] / "_queries"
+    source_tree = here.parents[3] / "queries"
+    return source_tree if source_tree.is_dir() else here.parents[2] / "_queries"
 
 
 @cache
