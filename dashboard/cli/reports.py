@@ -166,7 +166,7 @@ def auth_configured(cwd: Path) -> bool:
 def seed(seed_text: str, catalog: str, source: ReportSource, *, anon: bool) -> None:
     """`--seed-catalog`: copy the seed into place when there is no local catalog yet;
     a seed that cannot be read or does not fit is ignored with a notice on stderr."""
-    from dashboard.data.seed import seed_catalog
+    from dashboard.data.catalog.seed import seed_catalog
 
     print(f"relidash: {seed_catalog(seed_text, catalog, source.ident, anon=anon)}", file=sys.stderr)
 

@@ -249,7 +249,7 @@ def settle_catalog(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> Non
 
     With `full` (a catalog this command built from nothing) any log is checkpointed, so
     the file alone holds the catalog: what a replica copies as its seed
-    (dashboard/data/seed.py).
+    (dashboard/data/catalog/seed.py).
     """
     logged = logged_bytes(con)
     if logged > CHECKPOINT_LOG_BYTES or (full and logged > 0):
