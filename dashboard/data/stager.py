@@ -28,7 +28,7 @@ from dashboard.data.staging import (
     FrameUnwritten,
     attach_stage,
 )
-from dashboard.data.verdicts import staged_findings
+from dashboard.data.catalog.problems import staged_findings
 from dashboard.data.sources.walk import FileEntry
 
 

@@ -27,7 +27,7 @@ from dashboard.data.catalog import roll_back
 from dashboard.data.catalog.queries import execute, load_query
 from dashboard.data.scan import MIB, has_constant_literal, strict_json_problem
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_STRUCTURE
-from dashboard.data.verdicts import (
+from dashboard.data.catalog.problems import (
     Findings,
     duckdb_reason,
     record_file,
