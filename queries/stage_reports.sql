@@ -1,5 +1,5 @@
 -- Parses one batch of report files with DuckDB's JSON reader into the temp table
--- `stage_json` (the temp view `stage` reads it: dashboard/data/staging.py).
+-- `stage_json` (the temp view `stage` reads it: dashboard/data/formats/multivon/staging.py).
 -- One row: one top-level JSON value of one file (a second row for a file means it holds
 -- more than one value). Only the fields relidash uses are materialised; transcripts'
 -- execution and provider evidence are skipped by the reader.

@@ -25,7 +25,8 @@ from report_files import is_report
 
 from dashboard.analysis import loading, summary
 from dashboard.cli import main as cli
-from dashboard.data import catalog, ingest, scan, staging
+from dashboard.data import catalog, ingest, scan
+from dashboard.data.formats.multivon import staging
 from dashboard.data.catalog import problems as verdicts
 from dashboard.data.catalog import (
     MEMORY,

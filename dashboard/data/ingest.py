@@ -2,7 +2,7 @@
 object storage, read through its local mirror: dashboard/data/sources/reports.py).
 
 Only new and changed files are parsed (multivon-eval reports by DuckDB, in batches:
-dashboard/data/staging.py; every other harness's in Python, dashboard/data/ingest_rows.py);
+dashboard/data/formats/multivon/staging.py; every other harness's in Python, dashboard/data/ingest_rows.py);
 deleted files are dropped. A file that cannot be used becomes one row in `problems` and never stops the
 load. Report files are only ever read.
 """
@@ -60,7 +60,7 @@ from dashboard.data.scan import (
 from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.stager import BatchStager, Staged
-from dashboard.data.staging import parse_batch, parse_strict_and_framed
+from dashboard.data.formats.multivon.staging import parse_batch, parse_strict_and_framed
 from dashboard.data.catalog.problems import forget_files, record_file, record_files, record_problems
 from dashboard.data.sources.walk import PART_OF_PATH, FileEntry, ListingParts, part_of
 

@@ -2,7 +2,7 @@
 parsed while the one before it is stored: the strict parse of its large files, the frame
 of its small ones (written, then read) and the flattening of both, each on a thread and
 cursor of its own. The readers themselves, and the store that takes what they staged,
-are dashboard/data/staging.py's.
+are dashboard/data/formats/multivon/staging.py's.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import duckdb
 # the readers are called through their module (staging.stage_framed, ...), as the store
 # calls them: a reader replaced there (the tests' spies on where a parse ran) is replaced
 # for both
-from dashboard.data import staging
+from dashboard.data.formats.multivon import staging
 from dashboard.data.catalog.queries import execute
-from dashboard.data.staging import (
+from dashboard.data.formats.multivon.staging import (
     STAGE_DATABASE,
     STAGE_PARTS,
     Flattened,

@@ -30,7 +30,7 @@ from dashboard.data.catalog.queries import fetch_rows, run_query
 from dashboard.data.catalog.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import DirectorySource, NotInSource, ReportSource
-from dashboard.data.staging import reader_buffer_bytes
+from dashboard.data.formats.multivon.staging import reader_buffer_bytes
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -2,7 +2,7 @@
 file or a case out, DuckDB's refusals in words, and the staged rows' findings (several
 JSON values, no `cases` list, NaN signs) applied to a batch.
 
-Must not: parse files or run the readers (dashboard/data/staging.py does).
+Must not: parse files or run the readers (dashboard/data/formats/multivon/staging.py does).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 content. Add a harness: add a folder here whose `__init__` gives a `HARNESS` that fills
 dashboard/data/formats/protocol.py's Harness, and name it in `_PACKAGES`.
 
-multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/staging.py and
+multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/formats/multivon/staging.py and
 queries/stage_*.sql); every other harness reads its files in Python into the rows of the
 catalog's harness-neutral tables (dashboard/data/ingest_rows.py inserts them). Nothing
 outside this folder branches on a harness's name or imports a harness package.

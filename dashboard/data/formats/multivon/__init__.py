@@ -1,5 +1,5 @@
 """multivon-eval reports (0.4 onwards): one `.json` file each, staged by DuckDB's JSON
-reader (dashboard/data/staging.py, queries/stage_*.sql), not read here. This package only
+reader (dashboard/data/formats/multivon/staging.py, queries/stage_*.sql), not read here. This package only
 tells the loader so and words the harness's UNKNOWN reasons; it claims every file no other
 harness does, so that a file that is no report at all is named with multivon-eval's
 fields in mind.
