@@ -20,7 +20,8 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading, summary
-from dashboard.data import ingest, scan, stager
+from dashboard.data import ingest, scan
+from dashboard.data.formats.multivon import stager
 from dashboard.data.formats.multivon import staging
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.schema import REPORT_TABLES

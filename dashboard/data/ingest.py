@@ -59,7 +59,7 @@ from dashboard.data.scan import (
 )
 from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.sources.reports import ReportSource, as_source
-from dashboard.data.stager import BatchStager, Staged
+from dashboard.data.formats.multivon.stager import BatchStager, Staged
 from dashboard.data.formats.multivon.staging import parse_batch, parse_strict_and_framed
 from dashboard.data.catalog.problems import forget_files, record_file, record_files, record_problems
 from dashboard.data.sources.walk import PART_OF_PATH, FileEntry, ListingParts, part_of

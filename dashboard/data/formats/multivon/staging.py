@@ -7,7 +7,7 @@ reader file by file, whose verdicts and messages stand; the strict transform, fo
 batch (Frame), which gives the same rows at a fraction of the cost. A batch that the strict
 or framed reader refuses is read again by the JSON reader. A batch's large and small files
 are staged and stored in one transaction (parse_strict_and_framed), and both parses of a
-batch run ahead, while the batch before it is stored (dashboard/data/stager.py).
+batch run ahead, while the batch before it is stored (dashboard/data/formats/multivon/stager.py).
 """
 
 from __future__ import annotations
