@@ -20,7 +20,7 @@ import pytest
 from cli_run import run_cli
 from required_tools import upstream_python
 
-from dashboard.data.trial_digests import check_trial_digests
+from dashboard.data.formats.multivon.trial_digests import check_trial_digests
 from dashboard.render.packet import parse_packet
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from typing import Any
 from dashboard.analysis.review import Review
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource
-from dashboard.data.trial_digests import check_trial_digests
+from dashboard.data.formats.multivon.trial_digests import check_trial_digests
 
 
 @dataclass(frozen=True)
