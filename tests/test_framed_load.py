@@ -1,4 +1,4 @@
-"""Small reports parsed together as one framed JSON array (dashboard/data/ingest.py _Frame)
+"""Small reports parsed together as one framed JSON array (dashboard/data/load/ingest.py _Frame)
 give exactly the rows and verdicts that DuckDB's reader gives each file on its own.
 
 Each test loads a directory twice, framed (the default) and with framing switched off
@@ -20,7 +20,8 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading, summary
-from dashboard.data import ingest, scan
+from dashboard.data import scan
+from dashboard.data.load import ingest
 from dashboard.data.formats.multivon import stager
 from dashboard.data.formats.multivon import staging
 from dashboard.data.catalog import MEMORY, open_catalog

@@ -25,7 +25,8 @@ from report_files import is_report
 
 from dashboard.analysis import loading, summary
 from dashboard.cli import main as cli
-from dashboard.data import catalog, ingest, scan
+from dashboard.data import catalog, scan
+from dashboard.data.load import ingest
 from dashboard.data.formats.multivon import staging
 from dashboard.data.catalog import problems as verdicts
 from dashboard.data.catalog import (
@@ -35,7 +36,7 @@ from dashboard.data.catalog import (
     open_catalog,
     resolve_catalog_path,
 )
-from dashboard.data.ingest import IngestResult
+from dashboard.data.load.ingest import IngestResult
 from dashboard.data.catalog.queries import execute
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_TABLES
 from dashboard.simulate.records import content_digest

@@ -22,9 +22,9 @@ import pytest
 from report_files import case, write_report
 
 from dashboard.analysis.review import EvidenceChanged, evidence_sha256
-from dashboard.data import ingest
+from dashboard.data.load import ingest
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.ingest import ingest_directory
+from dashboard.data.load.ingest import ingest_directory
 from dashboard.data.scan import FileFacts, file_digests
 from dashboard.data.sources.reports import as_source
 

@@ -18,7 +18,7 @@ from report_files import is_report
 
 from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.ingest import ingest_directory
+from dashboard.data.load.ingest import ingest_directory
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -30,7 +30,7 @@ from report_files import case, write_report
 
 from dashboard.data.sources import walk
 from dashboard.data.catalog import open_catalog
-from dashboard.data.ingest import directory_changed, ingest_directory
+from dashboard.data.load.ingest import directory_changed, ingest_directory
 
 REPO = Path(__file__).resolve().parents[1]
 SECOND = 10**9

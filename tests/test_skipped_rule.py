@@ -29,7 +29,7 @@ import pytest
 from required_tools import upstream_python
 
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.ingest import ingest_directory
+from dashboard.data.load.ingest import ingest_directory
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "mv-0.17.0_skipped-case_runs5.json"

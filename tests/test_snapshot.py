@@ -12,7 +12,7 @@ import pytest
 
 from dashboard.analysis import loading
 from dashboard.cli import main as cli
-from dashboard.data import ingest
+from dashboard.data.load import ingest
 from dashboard.data.snapshot import ServedCatalog
 from dashboard.data.transcripts import TranscriptUnavailable, read_case_text, read_case_trials
 

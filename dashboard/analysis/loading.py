@@ -30,7 +30,7 @@ from dashboard.analysis.report_metrics import (
     reports_metrics,
     send_pickled,
 )
-from dashboard.data.ingest import (
+from dashboard.data.load.ingest import (
     DEFAULT_MAX_BYTES,
     IngestResult,
     ProgressFn,

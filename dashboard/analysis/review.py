@@ -268,7 +268,7 @@ def _sha256_as_loaded(abspath: str, stat: tuple[int, int, int], loaded: str, pat
 
     The SHA-256 and the fast digest come from one read, and the fast digest must be the
     one the catalog's numbers were parsed with: a catalog whose load could not tell which
-    bytes it parsed keeps no digest (dashboard/data/ingest.py), and binds nothing."""
+    bytes it parsed keeps no digest (dashboard/data/load/ingest.py), and binds nothing."""
     fast, sha256 = file_digests(abspath)
     if not loaded or fast != loaded:
         raise EvidenceChanged(f"{path} changed since the catalog was loaded: load again")

@@ -26,7 +26,7 @@ from dashboard.analysis import (
     slices,
     summary,
 )
-from dashboard.data.ingest import IngestResult
+from dashboard.data.load.ingest import IngestResult
 from dashboard.data.snapshot import ServedCatalog
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource, catalog_location, open_source

@@ -75,7 +75,7 @@ def _insert_columns(
 
 def metrics_complete(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether every report has its metrics: a load that parses anything clears the mark
-    (dashboard/data/ingest.py) before its first report goes in, and mark_metrics_complete
+    (dashboard/data/load/ingest.py) before its first report goes in, and mark_metrics_complete
     sets it once the metrics pass stored them all."""
     return meta_value(con, "metrics_complete") == "1"
 

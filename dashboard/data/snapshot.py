@@ -35,7 +35,7 @@ from dashboard.data.catalog import (
     settle_catalog,
 )
 from dashboard.data.freshness import catalog_version, directory_changed, meta_value
-from dashboard.data.ingest import IngestResult
+from dashboard.data.load.ingest import IngestResult
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import Listing, ReportSource, as_source
 from dashboard.data.sources.walk import walk_in_child

@@ -3,7 +3,7 @@
 A harness claims the files (or directories) it wrote by their content, reads one into the
 rows of the catalog's harness-neutral tables (reports, cases, case_tags, trials), reads
 one case's trials back with their transcripts, names its table in relidash.toml, and
-words its UNKNOWN reasons in its own terms. The loader (dashboard/data/ingest.py and
+words its UNKNOWN reasons in its own terms. The loader (dashboard/data/load/ingest.py and
 ingest_rows.py) and the transcript reader call these and never branch on which harness it
 is; dashboard/data/formats/__init__.py holds the registry.
 
