@@ -14,7 +14,7 @@ import zstandard
 
 from dashboard.data.catalog import transaction
 from dashboard.data.freshness import meta_value
-from dashboard.data.ingest_rows import word_unknowns
+from dashboard.data.load.rows import word_unknowns
 
 METRIC_COLUMNS = (
     "report_id",

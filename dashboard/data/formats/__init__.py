@@ -4,7 +4,7 @@ dashboard/data/formats/protocol.py's Harness, and name it in `_PACKAGES`.
 
 multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/formats/multivon/staging.py and
 queries/stage_*.sql); every other harness reads its files in Python into the rows of the
-catalog's harness-neutral tables (dashboard/data/ingest_rows.py inserts them). Nothing
+catalog's harness-neutral tables (dashboard/data/load/rows.py inserts them). Nothing
 outside this folder branches on a harness's name or imports a harness package.
 
 Must not: import Streamlit or Altair, or write anything.

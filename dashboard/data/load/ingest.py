@@ -2,7 +2,7 @@
 object storage, read through its local mirror: dashboard/data/sources/reports.py).
 
 Only new and changed files are parsed (multivon-eval reports by DuckDB, in batches:
-dashboard/data/formats/multivon/staging.py; every other harness's in Python, dashboard/data/ingest_rows.py);
+dashboard/data/formats/multivon/staging.py; every other harness's in Python, dashboard/data/load/rows.py);
 deleted files are dropped. A file that cannot be used becomes one row in `problems` and never stops the
 load. Report files are only ever read.
 """
@@ -39,7 +39,7 @@ from dashboard.data.harness_settings import (
     record_settings_problems,
     settings_moved,
 )
-from dashboard.data.ingest_rows import RowItem, insert_rows, read_rows
+from dashboard.data.load.rows import RowItem, insert_rows, read_rows
 from dashboard.data.names import DEFAULT_MAX_BYTES
 from dashboard.data.releases import assign_releases, release_config_digest
 from dashboard.data.report_dirs import (
