@@ -20,7 +20,7 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading, summary
-from dashboard.data import scan
+from dashboard.data.load import facts as scan
 from dashboard.data.load import ingest
 from dashboard.data.formats.multivon import stager
 from dashboard.data.formats.multivon import staging

@@ -27,7 +27,7 @@ from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats.harbor import job_directories
 from dashboard.data.catalog.queries import fetch_rows
-from dashboard.data.scan import file_digests
+from dashboard.data.load.facts import file_digests
 from dashboard.data.transcripts import TRIAL_COLUMNS, read_case_trials
 
 HARBOR = Path(__file__).resolve().parent / "fixtures" / "harbor"

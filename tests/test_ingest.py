@@ -25,7 +25,8 @@ from report_files import is_report
 
 from dashboard.analysis import loading, summary
 from dashboard.cli import main as cli
-from dashboard.data import catalog, scan
+from dashboard.data import catalog
+from dashboard.data.load import facts as scan
 from dashboard.data.load import ingest
 from dashboard.data.formats.multivon import staging
 from dashboard.data.catalog import problems as verdicts

@@ -14,7 +14,7 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard.data.scan import (
+from dashboard.data.load.facts import (
     BOUND_BLOCK,
     DEEP_NESTING,
     DIGEST_CHUNK,

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from dashboard.data import signoffs
-from dashboard.data.scan import DIGEST_CHUNK
+from dashboard.data.load.facts import DIGEST_CHUNK
 from dashboard.data.signoffs import (
     AlreadyRecorded,
     ReviewsDirError,
@@ -217,7 +217,7 @@ KILLED = """
 import os, signal, sys
 from pathlib import Path
 from dashboard.data import signoffs
-from dashboard.data.scan import DIGEST_CHUNK
+from dashboard.data.load.facts import DIGEST_CHUNK
 
 record = {"suite": "checkout-agent", "release": "v2.3.0", "decision": "approved",
           "time": "2026-12-01T07:35:00Z", "by": "killed"}

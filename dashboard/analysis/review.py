@@ -50,7 +50,7 @@ from dashboard.data.catalog import relidash_version
 from dashboard.data.formats.protocol import directory_stat
 from dashboard.data.freshness import meta_value
 from dashboard.data.catalog.queries import fetch_rows, run_query
-from dashboard.data.scan import file_digests
+from dashboard.data.load.facts import file_digests
 from dashboard.data.signoffs import DECISIONS
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.stats.paired import holm_adjusted
@@ -242,7 +242,7 @@ def _evidence(
 
 def evidence_sha256(source: ReportSource, path: str, loaded: str) -> str:
     """SHA-256 of the report file `path` as the catalog loaded it (`loaded`: its digest
-    then, dashboard/data/scan.py file_facts). The catalog keeps only a fast digest; the
+    then, dashboard/data/load/facts.py file_facts). The catalog keeps only a fast digest; the
     one a review publishes is computed here, once per version of the file.
 
     EvidenceChanged when the file is gone or its bytes changed since the load.

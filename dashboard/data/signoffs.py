@@ -49,7 +49,7 @@ from dashboard.data.ledger import (
     LedgerFile,
     next_links,
 )
-from dashboard.data.scan import file_digests
+from dashboard.data.load.facts import file_digests
 from dashboard.data.signoff_schema import (
     DECISIONS,
     MAX_SIGNOFF_BYTES,

@@ -48,7 +48,7 @@ from dashboard.data.report_dirs import (
     listed_reports,
     root_is_report,
 )
-from dashboard.data.scan import (
+from dashboard.data.load.facts import (
     FileFacts,
     directory_facts,
     file_facts,

@@ -25,7 +25,7 @@ import duckdb
 
 from dashboard.data.catalog import roll_back
 from dashboard.data.catalog.queries import execute, load_query
-from dashboard.data.scan import MIB, has_constant_literal, strict_json_problem
+from dashboard.data.load.facts import MIB, has_constant_literal, strict_json_problem
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_STRUCTURE
 from dashboard.data.catalog.problems import (
     Findings,
