@@ -33,7 +33,7 @@ from dashboard.data.freshness import (  # catalog_version, directory_changed: re
     stored_parts,
     unchanged_key,
 )
-from dashboard.data.harness_settings import (
+from dashboard.data.load.settings import (
     fingerprints,
     read_settings,
     record_settings_problems,
