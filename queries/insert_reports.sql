@@ -1,5 +1,5 @@
 -- Adds one row per staged report to `reports`. Release fields are filled later by
--- dashboard/data/releases.py (they depend on every report of the suite).
+-- dashboard/data/load/releases.py (they depend on every report of the suite).
 -- The format is the multivon-eval version range whose writer produced this shape
 -- (../shared/reference/multivon-format.md §2). No parameters; reads `stage`, `stage_cases`
 -- and `batch_files`.

@@ -1,6 +1,6 @@
 -- Adds one row per Inspect log of a batch to `reports` (dashboard/data/ingest_inspect.py
 -- parsed them in Python: dashboard/data/formats/). Release fields are filled later by
--- dashboard/data/releases.py, as for multivon-eval reports; an Inspect log has no stored
+-- dashboard/data/load/releases.py, as for multivon-eval reports; an Inspect log has no stored
 -- pass@k block and is never upgraded.
 -- One list per column, one element per log, in the same order: $report_id, $file,
 -- $suite, $model, $target_version, $format, $schema, $recorded_at (ISO text), $mtime_ns,

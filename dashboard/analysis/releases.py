@@ -46,7 +46,7 @@ def suite_releases(overview: pd.DataFrame, suite: str) -> pd.DataFrame:
     return latest.sort_values("release_rank").reset_index(drop=True)
 
 
-# release_source values that name a release by the model field (data/releases.py)
+# release_source values that name a release by the model field (data/load/releases.py)
 MODEL_SOURCES: Final = ("model", "model@version")
 
 

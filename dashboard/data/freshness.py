@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from dashboard.data.releases import release_config_digest
+from dashboard.data.load.releases import release_config_digest
 from dashboard.data.sources.reports import Listing, ReportSource, as_source
 from dashboard.data.sources.walk import PART_OF_PATH, FileEntry
 

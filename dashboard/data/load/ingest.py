@@ -41,7 +41,7 @@ from dashboard.data.load.settings import (
 )
 from dashboard.data.load.rows import RowItem, insert_rows, read_rows
 from dashboard.data.names import DEFAULT_MAX_BYTES
-from dashboard.data.releases import assign_releases, release_config_digest
+from dashboard.data.load.releases import assign_releases, release_config_digest
 from dashboard.data.load.report_dirs import (
     ROOT_REPORT,
     group_report_directories,
