@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS case_tags (
 );
 -- One row per epoch of an Inspect sample: its outcome, not its transcript. A multivon-eval
 -- report's trials (0.18+) have no rows: they are read back from the report file for the
--- case shown, transcripts and all (dashboard/data/transcripts.py).
+-- case shown, transcripts and all (dashboard/data/load/transcripts.py).
 CREATE TABLE IF NOT EXISTS trials (
     report_id INTEGER, case_idx INTEGER, trial_idx INTEGER, run_index INTEGER,
     attempt INTEGER, status VARCHAR, recorded_at TIMESTAMPTZ, model_error VARCHAR,

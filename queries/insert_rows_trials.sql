@@ -1,5 +1,5 @@
 -- Adds one row per sample-epoch of a batch of Inspect logs to `trials`: its outcome, not
--- its transcript (dashboard/data/transcripts.py reads that from the log for the case shown).
+-- its transcript (dashboard/data/load/transcripts.py reads that from the log for the case shown).
 -- run_index is the epoch; attempt is 1 plus the epoch's error retries.
 -- One list per column, one element per epoch, in the same order: $report_id, $case_idx,
 -- $trial_idx, $run_index, $attempt, $status, $recorded_at (ISO text), $model_error,

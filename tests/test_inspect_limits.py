@@ -54,7 +54,7 @@ import json, resource, sys
 from pathlib import Path
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.transcripts import TranscriptUnavailable, read_case_trials
+from dashboard.data.load.transcripts import TranscriptUnavailable, read_case_trials
 
 con = open_catalog(MEMORY)
 with open("/proc/self/status") as status:

@@ -26,7 +26,7 @@ from test_inspect_input import members_of, write_eval
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.transcripts import read_case_trials
+from dashboard.data.load.transcripts import read_case_trials
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "dashboard" / "app" / "main.py"

@@ -27,7 +27,7 @@ from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats import harness_of
 from dashboard.data.catalog.queries import fetch_rows
-from dashboard.data.transcripts import TRIAL_COLUMNS, read_case_trials
+from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
 from dashboard.stats import pass_at_k, pass_hat_k
 
 REPO = Path(__file__).resolve().parents[1]

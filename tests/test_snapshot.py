@@ -14,7 +14,7 @@ from dashboard.analysis import loading
 from dashboard.cli import main as cli
 from dashboard.data.load import ingest
 from dashboard.data.snapshot import ServedCatalog
-from dashboard.data.transcripts import TranscriptUnavailable, read_case_text, read_case_trials
+from dashboard.data.load.transcripts import TranscriptUnavailable, read_case_text, read_case_trials
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WITH_TRIALS = "mv-0.20.0_early-stop_runs8.json"

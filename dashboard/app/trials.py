@@ -21,7 +21,7 @@ from dashboard.analysis.graders import case_graders, grader_rows
 from dashboard.app import state as app_state
 from dashboard.app.tables import compact_table
 from dashboard.app.widgets import download, linked_select
-from dashboard.data.transcripts import TranscriptUnavailable
+from dashboard.data.load.transcripts import TranscriptUnavailable
 from dashboard.render.compact import trial_rows
 from dashboard.render.diff import diff_html
 from dashboard.render.formatting import md

@@ -21,7 +21,7 @@ TRIAL = (
 # What a load reads of a trial: its status (the case's trial counts) and time (the report's
 # earliest), and its position, whose number type a report must keep (multivon-eval refuses
 # a trial without a whole run_index and attempt). The rest of a trial, transcript and
-# errors, is read back from the file for the one case shown (dashboard/data/transcripts.py).
+# errors, is read back from the file for the one case shown (dashboard/data/load/transcripts.py).
 TRIAL_OUTCOME = "STRUCT(run_index DOUBLE, attempt DOUBLE, status VARCHAR, recorded_at VARCHAR)"
 # What a load reads of a case's grader: its verdict and metadata, for the upstream status
 # rule (a case whose every grader skipped is skipped) and the format's version, and its
