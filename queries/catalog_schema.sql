@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 -- The listing the last complete load ended with, by part (a top-level directory; '' for
 -- the files at the top): a digest of each part's files' paths, sizes, mtimes and ETags
--- (dashboard/data/freshness.py ListingParts). A part holding a racy file has no row.
+-- (dashboard/data/load/freshness.py ListingParts). A part holding a racy file has no row.
 CREATE TABLE IF NOT EXISTS listing_parts (part VARCHAR PRIMARY KEY, digest VARCHAR);
 -- One row per loaded report file: a multivon-eval report or an Inspect log (harness).
 -- log_status is the log's own status (Inspect: success, cancelled, error, started; NULL

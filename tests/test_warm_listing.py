@@ -1,5 +1,5 @@
 """A warm load whose listing equals the one the last load ended with compares no file
-(dashboard/data/freshness.py ListingParts); a difference in one part of the listing (a
+(dashboard/data/load/freshness.py ListingParts); a difference in one part of the listing (a
 top-level directory), or a racy file there last time, brings back the file-by-file
 comparison of that part's files only. And a load skips the metrics pass's search for
 reports without metrics only while the catalog says none lacks them."""
@@ -18,7 +18,7 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading
-from dashboard.data import freshness
+from dashboard.data.load import freshness
 from dashboard.data.load import ingest
 from dashboard.data.catalog import open_catalog
 from dashboard.data.sources.walk import part_of

@@ -48,7 +48,7 @@ from dashboard.analysis.suite_k import suite_k
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
 from dashboard.data.formats.protocol import directory_stat
-from dashboard.data.freshness import meta_value
+from dashboard.data.load.freshness import meta_value
 from dashboard.data.catalog.queries import fetch_rows, run_query
 from dashboard.data.load.facts import file_digests
 from dashboard.data.signoffs import DECISIONS

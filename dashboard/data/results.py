@@ -13,7 +13,7 @@ import numpy as np
 import zstandard
 
 from dashboard.data.catalog import transaction
-from dashboard.data.freshness import meta_value
+from dashboard.data.load.freshness import meta_value
 from dashboard.data.load.rows import word_unknowns
 
 METRIC_COLUMNS = (

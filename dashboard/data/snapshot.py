@@ -34,7 +34,7 @@ from dashboard.data.catalog import (
     read_every_block,
     settle_catalog,
 )
-from dashboard.data.freshness import catalog_version, directory_changed, meta_value
+from dashboard.data.load.freshness import catalog_version, directory_changed, meta_value
 from dashboard.data.load.ingest import IngestResult
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import Listing, ReportSource, as_source

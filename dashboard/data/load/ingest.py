@@ -25,7 +25,7 @@ import duckdb
 from dashboard.data.catalog import meta_values, roll_back, transaction, write_meta
 from dashboard.data.formats import harness_for
 from dashboard.data.formats.protocol import Settings
-from dashboard.data.freshness import (  # catalog_version, directory_changed: re-exported
+from dashboard.data.load.freshness import (  # catalog_version, directory_changed: re-exported
     catalog_version,  # noqa: F401
     directory_changed,  # noqa: F401
     known_digests,
