@@ -88,7 +88,7 @@ t0 = time.perf_counter()
 from dashboard.analysis import (  # what dashboard/app/state.py imports
     cases, comparing, gating, loading, lottery, releases, slices, summary,
 )
-from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.load.snapshot import ServedCatalog
 t1 = time.perf_counter()
 directory, catalog = Path(sys.argv[1]), sys.argv[2]
 served = ServedCatalog(directory, catalog)

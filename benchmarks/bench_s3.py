@@ -55,7 +55,7 @@ WORKERS = 16
 SERVER_CHECK = r"""
 import statistics, sys, time
 from dashboard.analysis import loading
-from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.load.snapshot import ServedCatalog
 from dashboard.data.sources.reports import catalog_location, open_source
 started = time.perf_counter()
 source = open_source(sys.argv[1])

@@ -20,7 +20,7 @@ import pytest
 
 from dashboard.data.catalog import open_catalog
 from dashboard.data.signoffs import read_signoffs
-from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.load.snapshot import ServedCatalog
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_reports" / "code-agent"

@@ -19,7 +19,7 @@ import duckdb
 import pytest
 
 from dashboard.analysis import loading
-from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.load.snapshot import ServedCatalog
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_reports" / "code-agent"

@@ -13,7 +13,7 @@ import pytest
 from dashboard.analysis import loading
 from dashboard.cli import main as cli
 from dashboard.data.load import ingest
-from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.load.snapshot import ServedCatalog
 from dashboard.data.load.transcripts import TranscriptUnavailable, read_case_text, read_case_trials
 
 FIXTURES = Path(__file__).parent / "fixtures"

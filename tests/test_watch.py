@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from dashboard.analysis import loading
-from dashboard.data import snapshot
+from dashboard.data.load import snapshot
 from dashboard.data.sources import watch
 from dashboard.data.sources import walk
-from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.load.snapshot import ServedCatalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OLD_NS = 1_700_000_000_000_000_000

@@ -27,7 +27,7 @@ from dashboard.analysis import (
     summary,
 )
 from dashboard.data.load.ingest import IngestResult
-from dashboard.data.snapshot import ServedCatalog
+from dashboard.data.load.snapshot import ServedCatalog
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource, catalog_location, open_source
 from dashboard.render.formatting import md

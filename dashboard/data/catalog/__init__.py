@@ -208,7 +208,7 @@ def damaged_catalog(exc: BaseException) -> str | None:
 def read_every_block(con: duckdb.DuckDBPyConnection) -> None:
     """Read every row of every table, so that DuckDB checks each block's checksum now
     (it checks a block only when a query reads it): raises what a damaged block raises.
-    For a catalog adopted as it is (a served one, dashboard/data/snapshot.py), whose
+    For a catalog adopted as it is (a served one, dashboard/data/load/snapshot.py), whose
     damage would otherwise show only on a page."""
     for name in _table_names(con):
         con.execute(f'SELECT max(hash(t)) FROM "{name}" AS t').fetchall()  # names from the catalog
