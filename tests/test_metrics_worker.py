@@ -124,7 +124,7 @@ def test_stored_results_keep_every_value_and_every_unknown() -> None:
     of 0.5 after thousands of UNKNOWN rows and a whole-number 1 stays 0.5 (a column type
     inferred from a sample of the rows made it 0)."""
     from dashboard.analysis.report_metrics import metric_columns
-    from dashboard.data.results import METRIC_COLUMNS, store_report_results
+    from dashboard.data.load.results import METRIC_COLUMNS, store_report_results
 
     unknown = (None, None, None, "", 3, 3, "UNKNOWN — k exceeds the trials recorded")
     rows = [(i, "pass^k", 4, *unknown) for i in range(3000)]

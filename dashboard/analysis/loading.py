@@ -37,7 +37,7 @@ from dashboard.data.load.ingest import (
     ingest_directory,
 )
 from dashboard.data.catalog.queries import fetch_rows, load_query
-from dashboard.data.results import mark_metrics_complete, metrics_complete, store_report_results
+from dashboard.data.load.results import mark_metrics_complete, metrics_complete, store_report_results
 from dashboard.data.sources.reports import ReportSource
 
 

@@ -23,7 +23,7 @@ from dashboard.analysis.estimates import (
     text_or_none,
 )
 from dashboard.data.catalog.queries import fetch_rows, iter_row_batches, load_query, run_query
-from dashboard.data.results import store_records, stored_records_for
+from dashboard.data.load.results import store_records, stored_records_for
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
 
 if TYPE_CHECKING:
