@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.analysis.review import build_review
 from dashboard.data.catalog import open_catalog
-from dashboard.data.signoffs import read_signoffs
+from dashboard.data.records.signoffs import read_signoffs
 from dashboard.render.compact import short_sha
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.data.catalog import open_catalog
-from dashboard.data.signoffs import read_signoffs
+from dashboard.data.records.signoffs import read_signoffs
 from dashboard.data.load.snapshot import ServedCatalog
 
 REPO = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from cli_run import run_cli
 from required_tools import SIGNING_INSTALL, SIGNING_TESTS, require_command
 
 from dashboard.analysis.ledger_state import check_ledger
-from dashboard.data.signoffs import read_ledger_files, serialise_signoff, write_signoff
+from dashboard.data.records.signoffs import read_ledger_files, serialise_signoff, write_signoff
 from dashboard.data.sshsig import SIGNOFF_NAMESPACE, sign_bytes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -315,7 +315,7 @@ def test_records_that_predate_chaining_are_listed_as_a_prefix(
 WRITER = """
 import sys, time
 from pathlib import Path
-from dashboard.data.signoffs import write_signoff
+from dashboard.data.records.signoffs import write_signoff
 
 reviews, start, who, count = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 while not start.exists():

@@ -16,7 +16,7 @@ from page_tables import read_static, static_bodies
 from required_tools import SIGNING_INSTALL, SIGNING_TESTS, require_command
 from streamlit.testing.v1 import AppTest
 
-from dashboard.data.signoffs import write_signoff
+from dashboard.data.records.signoffs import write_signoff
 from dashboard.data.sshsig import sign_bytes
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,9 +29,9 @@ import streamlit as st
 from cli_run import run_cli
 from streamlit.testing.v1 import AppTest
 
-from dashboard.data import signoffs
+from dashboard.data.records import signoffs
 from dashboard.data.signoff_schema import MAX_SIGNOFF_BYTES, parse_signoff
-from dashboard.data.signoffs import (
+from dashboard.data.records.signoffs import (
     AlreadyRecorded,
     read_signoffs,
     write_signoff,

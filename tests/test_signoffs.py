@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from dashboard.data import signoffs
+from dashboard.data.records import signoffs
 from dashboard.data.load.facts import DIGEST_CHUNK
-from dashboard.data.signoffs import (
+from dashboard.data.records.signoffs import (
     AlreadyRecorded,
     ReviewsDirError,
     SignoffProblem,
@@ -138,7 +138,7 @@ def test_file_is_fsynced_before_the_link_and_the_directory_after(
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from dashboard.data.signoffs import AlreadyRecorded, write_signoff
+from dashboard.data.records.signoffs import AlreadyRecorded, write_signoff
 
 reviews, start, ready, who, count = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 ready.touch()
@@ -216,7 +216,7 @@ def test_two_processes_signing_the_same_release_in_the_same_second_lose_nothing(
 KILLED = """
 import os, signal, sys
 from pathlib import Path
-from dashboard.data import signoffs
+from dashboard.data.records import signoffs
 from dashboard.data.load.facts import DIGEST_CHUNK
 
 record = {"suite": "checkout-agent", "release": "v2.3.0", "decision": "approved",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from cli_run import run_cli
 
-from dashboard.data.signoffs import read_signoffs
+from dashboard.data.records.signoffs import read_signoffs
 from dashboard.render.formatting import one_line
 from dashboard.render.visible import visible
 

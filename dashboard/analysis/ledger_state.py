@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.data.ledger import ChainBreak, ChainState, check_chain
-from dashboard.data.signoffs import read_ledger_files, read_signature
+from dashboard.data.records.signoffs import read_ledger_files, read_signature
 from dashboard.data.sshsig import (
     CANNOT_CHECK,
     NOT_VERIFIED,

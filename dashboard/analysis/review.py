@@ -9,7 +9,7 @@ headline from the release table, the paired Δ and the ledger from comparing, th
 list from lottery, the evidence from the catalog's record of each file's bytes.
 
 Must not: import Streamlit or Altair, hold SQL text, format numbers for display, or
-write anything (dashboard/data/signoffs.py stores sign-offs).
+write anything (dashboard/data/records/signoffs.py stores sign-offs).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from dashboard.data.formats.protocol import directory_stat
 from dashboard.data.load.freshness import meta_value
 from dashboard.data.catalog.queries import fetch_rows, run_query
 from dashboard.data.load.facts import file_digests
-from dashboard.data.signoffs import DECISIONS
+from dashboard.data.records.signoffs import DECISIONS
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.stats.paired import holm_adjusted
 

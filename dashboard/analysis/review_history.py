@@ -25,7 +25,7 @@ from dashboard.analysis.review import (
     evidence_status,
 )
 from dashboard.data.ledger import is_chained
-from dashboard.data.signoffs import (
+from dashboard.data.records.signoffs import (
     SignoffProblem,
     file_sha256,
     read_signoffs,

@@ -50,7 +50,7 @@ def ledger_state(signers: Path | None) -> Any:
     """The reviews directory's chain and signatures (analysis.ledger_state) checked against
     `signers` (allowed_signers()), or None."""
     from dashboard.analysis.ledger_state import check_ledger
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
 
     try:
         return check_ledger(app_state.reviews_dir(), signers)
@@ -92,7 +92,7 @@ def criteria(review: Any) -> Any:
     (analysis.preregistration.Preregistration), or None when the reviews directory
     cannot be read."""
     from dashboard.analysis.preregistration import preregistration
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
 
     try:
         found = preregistration(

@@ -25,7 +25,7 @@ def review_packet(
     from dashboard.analysis.packet_ledger import ledger_head
     from dashboard.analysis.review import utc_now
     from dashboard.analysis.review_history import packet_signatures
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
     from dashboard.render.packet import render_packet
 
     review = app_state.build_review(version, suite, release, base, k, count_agent_errors)

@@ -394,7 +394,7 @@ def policy_file() -> Path | None:
 
 def reviews_dir() -> Path:
     """`relidash serve --reviews RDIR`, else $XDG_DATA_HOME/relidash/reviews."""
-    from dashboard.data.signoffs import default_reviews_dir
+    from dashboard.data.records.signoffs import default_reviews_dir
 
     value = os.environ.get(ENV_REVIEWS)
     return Path(value) if value else default_reviews_dir()
@@ -440,7 +440,7 @@ def review_history(
     another replica or the CLI may have added one); `filters`: suite, release, decision;
     signatures checked against `allowed_signers` (app.ledger_view.allowed_signers)."""
     from dashboard.analysis.review_history import review_history as history
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
 
     try:
         return history(reviews_dir(), source(), allowed_signers=allowed_signers, **filters)
@@ -469,7 +469,7 @@ def _approved_but_changed(
     version: int, directory: str, names: tuple[str, ...]
 ) -> dict[tuple[str, str], Any]:
     from dashboard.analysis.review_history import approved_but_changed as flagged
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
 
     try:
         return flagged(Path(directory), source())

@@ -172,7 +172,7 @@ def register(subparsers: Any) -> None:
 
 
 def reviews_dir_of(args: argparse.Namespace) -> Path:
-    from dashboard.data.signoffs import ReviewsDirError, check_reviews_dir, default_reviews_dir
+    from dashboard.data.records.signoffs import ReviewsDirError, check_reviews_dir, default_reviews_dir
 
     chosen = args.reviews if args.reviews is not None else default_reviews_dir()
     if args.directory is None:  # `reviews` alone: no reports directory to keep out of
@@ -349,7 +349,7 @@ def print_pdf(html: Path, pdf: Path) -> None:
 def _history(reviews: Path, source: ReportSource | None, **filters: Any) -> Any:
     """review_history, with an unlistable reviews directory or source a usage error."""
     from dashboard.analysis.review_history import review_history
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
 
     try:
         return review_history(reviews, source, **filters)
@@ -359,7 +359,7 @@ def _history(reviews: Path, source: ReportSource | None, **filters: Any) -> Any:
 
 def cmd_signoff(args: argparse.Namespace) -> int:
     from dashboard.analysis.review import signoff_record
-    from dashboard.data.signoffs import AlreadyRecorded, ReviewsDirError, write_signoff
+    from dashboard.data.records.signoffs import AlreadyRecorded, ReviewsDirError, write_signoff
     from dashboard.render.visible import visible
 
     reviews = reviews_dir_of(args)

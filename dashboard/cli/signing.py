@@ -96,7 +96,7 @@ def config_of(args: argparse.Namespace) -> Path | None:
 def print_ledger_check(reviews: Path, signers: Path | None) -> int:
     """`reviews --check`: the ledger's state, each break named; 0 when it holds, else 1."""
     from dashboard.analysis.ledger_state import check_ledger
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
     from dashboard.render.visible import visible
 
     try:
@@ -124,7 +124,7 @@ def review_criteria(con: Any, reviews: Path, review: Any) -> Any:
     usage error."""
     from dashboard.analysis.preregistration import preregistration
     from dashboard.analysis.summary import report_overview
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
 
     try:
         return preregistration(
@@ -137,7 +137,7 @@ def review_criteria(con: Any, reviews: Path, review: Any) -> Any:
 def ledger_head_now(reviews: Path) -> Any:
     """The reviews directory's last record (file, sha256) for a packet to carry."""
     from dashboard.analysis.packet_ledger import ledger_head
-    from dashboard.data.signoffs import ReviewsDirError
+    from dashboard.data.records.signoffs import ReviewsDirError
 
     try:
         return ledger_head(reviews)

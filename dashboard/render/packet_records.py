@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from dashboard.analysis.review import CHANGED, MISSING, UNCHANGED, Review, evidence_status
-from dashboard.data.signoffs import serialise_signoff
+from dashboard.data.records.signoffs import serialise_signoff
 
 EVIDENCE_WORDS: Final = {
     UNCHANGED: "the files of this packet",

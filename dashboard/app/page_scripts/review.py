@@ -196,7 +196,7 @@ with st.form("signoff", clear_on_submit=False):
     submitted = st.form_submit_button("Record the sign-off")
 if submitted:
     from dashboard.analysis.review import signoff_record
-    from dashboard.data.signoffs import (
+    from dashboard.data.records.signoffs import (
         AlreadyRecorded,
         ReviewsDirError,
         check_reviews_dir,
