@@ -30,7 +30,7 @@ from cli_run import run_cli
 from streamlit.testing.v1 import AppTest
 
 from dashboard.data.records import signoffs
-from dashboard.data.signoff_schema import MAX_SIGNOFF_BYTES, parse_signoff
+from dashboard.data.records.schema import MAX_SIGNOFF_BYTES, parse_signoff
 from dashboard.data.records.signoffs import (
     AlreadyRecorded,
     read_signoffs,

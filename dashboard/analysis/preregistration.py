@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from dashboard.data.signoff_schema import REGISTRATION, parse_time
+from dashboard.data.records.schema import REGISTRATION, parse_time
 from dashboard.data.records.signoffs import read_ledger_files
 
 FIXED_BEFORE: Final = "criteria fixed before results"

@@ -4,7 +4,7 @@ status computed now (`unchanged`, `changed`, `missing`) by hashing the files it 
 The Reviews page and `relidash reviews` both list through `review_history` (without the
 reports, every status is `not checked`), and the Releases and Review pages flag an
 approved release whose evidence changed through `approved_but_changed`. Records come
-checked by dashboard.data.signoff_schema, so their fields have the types read here.
+checked by dashboard.data.records.schema, so their fields have the types read here.
 Must not: write or edit a record, import Streamlit, or format.
 """
 

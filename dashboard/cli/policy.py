@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
 def cmd_register(args: argparse.Namespace) -> int:
     from dashboard.analysis.policy import CONFIG_NAME, PolicyError, parse_policy, rules_for
     from dashboard.analysis.review import utc_now
-    from dashboard.data.signoff_schema import REGISTRATION
+    from dashboard.data.records.schema import REGISTRATION
     from dashboard.data.records.signoffs import ReviewsDirError, default_reviews_dir, write_signoff
     from dashboard.render.visible import visible
 

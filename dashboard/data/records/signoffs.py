@@ -17,7 +17,7 @@ policy register`) is a record of the same chain, read back by `read_ledger_files
 out of `read_signoffs`.
 
 The record itself is built elsewhere (dashboard.analysis.review); what it must hold is
-checked in one place, dashboard.data.signoff_schema, on write and on read.
+checked in one place, dashboard.data.records.schema, on write and on read.
 
 Must not: edit or delete a stored record (there is deliberately no update or delete
 function; the only files this module removes are its own temp files), write anywhere but the
@@ -50,7 +50,7 @@ from dashboard.data.ledger import (
     next_links,
 )
 from dashboard.data.load.facts import file_digests
-from dashboard.data.signoff_schema import (
+from dashboard.data.records.schema import (
     DECISIONS,
     MAX_SIGNOFF_BYTES,
     REGISTRATION,
