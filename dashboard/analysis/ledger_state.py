@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dashboard.data.ledger import ChainBreak, ChainState, check_chain
+from dashboard.data.records.ledger import ChainBreak, ChainState, check_chain
 from dashboard.data.records.signoffs import read_ledger_files, read_signature
 from dashboard.data.sshsig import (
     CANNOT_CHECK,

@@ -17,7 +17,7 @@ from typing import Any
 from dashboard.analysis.evidence_integrity import FileIntegrity
 from dashboard.analysis.preregistration import Preregistration
 from dashboard.analysis.verifying import MalformedPacket
-from dashboard.data.ledger import check_chain
+from dashboard.data.records.ledger import check_chain
 from dashboard.data.records.signoffs import read_ledger_files, serialise_signoff
 from dashboard.data.sshsig import CANNOT_CHECK, NOT_VERIFIED, check_signature
 

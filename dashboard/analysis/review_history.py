@@ -24,7 +24,7 @@ from dashboard.analysis.review import (
     changed_after_approval,
     evidence_status,
 )
-from dashboard.data.ledger import is_chained
+from dashboard.data.records.ledger import is_chained
 from dashboard.data.records.signoffs import (
     SignoffProblem,
     file_sha256,
