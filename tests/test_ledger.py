@@ -24,7 +24,7 @@ from required_tools import SIGNING_INSTALL, SIGNING_TESTS, require_command
 
 from dashboard.analysis.ledger_state import check_ledger
 from dashboard.data.records.signoffs import read_ledger_files, serialise_signoff, write_signoff
-from dashboard.data.sshsig import SIGNOFF_NAMESPACE, sign_bytes
+from dashboard.data.records.sshsig import SIGNOFF_NAMESPACE, sign_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_reports"

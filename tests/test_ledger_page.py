@@ -17,7 +17,7 @@ from required_tools import SIGNING_INSTALL, SIGNING_TESTS, require_command
 from streamlit.testing.v1 import AppTest
 
 from dashboard.data.records.signoffs import write_signoff
-from dashboard.data.sshsig import sign_bytes
+from dashboard.data.records.sshsig import sign_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app" / "main.py"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dashboard.data.records.ledger import ChainBreak, ChainState, check_chain
 from dashboard.data.records.signoffs import read_ledger_files, read_signature
-from dashboard.data.sshsig import (
+from dashboard.data.records.sshsig import (
     CANNOT_CHECK,
     NOT_VERIFIED,
     SIGNATURE_SUFFIX,

@@ -19,7 +19,7 @@ from dashboard.analysis.preregistration import Preregistration
 from dashboard.analysis.verifying import MalformedPacket
 from dashboard.data.records.ledger import check_chain
 from dashboard.data.records.signoffs import read_ledger_files, serialise_signoff
-from dashboard.data.sshsig import CANNOT_CHECK, NOT_VERIFIED, check_signature
+from dashboard.data.records.sshsig import CANNOT_CHECK, NOT_VERIFIED, check_signature
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from dashboard.data.records.signoffs import (
     serialise_signoff,
 )
 from dashboard.data.sources.reports import ReportSource, as_source
-from dashboard.data.sshsig import UNSIGNED, SignatureCheck, check_signature
+from dashboard.data.records.sshsig import UNSIGNED, SignatureCheck, check_signature
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dashboard.render.formatting import md
 
 def allowed_signers() -> Path | None:
     """relidash.toml's `[review] allowed_signers`, or None (a warning when unusable)."""
-    from dashboard.data.sshsig import configured_signers
+    from dashboard.data.records.sshsig import configured_signers
 
     try:
         return configured_signers(app_state.source().config_file())
@@ -34,7 +34,7 @@ def server_signer() -> Any:
     sign_key` in .streamlit/secrets.toml: a private key file's path), or None. The
     signature attests that this server recorded the record, with the signed-in identity
     it holds."""
-    from dashboard.data.sshsig import sign_bytes
+    from dashboard.data.records.sshsig import sign_bytes
 
     try:
         named = st.secrets.get("review", {}).get("sign_key")

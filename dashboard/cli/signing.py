@@ -44,7 +44,7 @@ def add_allowed_signers_option(parser: argparse.ArgumentParser) -> None:
 def signer(args: argparse.Namespace) -> Callable[[bytes], bytes] | None:
     """The function that signs a record's bytes with --sign-key, checked now (before the
     load), or None without the option. UsageError for a missing key or ssh-keygen."""
-    from dashboard.data.sshsig import SigningError, sign_bytes, ssh_keygen
+    from dashboard.data.records.sshsig import SigningError, sign_bytes, ssh_keygen
 
     key: Path | None = getattr(args, "sign_key", None)
     if key is None:
@@ -72,7 +72,7 @@ def allowed_signers(args: argparse.Namespace, config: Path | None) -> Path | Non
         if not given.is_file():
             raise UsageError(f"--allowed-signers {given}: no such file")
         return given
-    from dashboard.data.sshsig import configured_signers
+    from dashboard.data.records.sshsig import configured_signers
 
     try:
         return configured_signers(config)

@@ -202,7 +202,7 @@ if submitted:
         check_reviews_dir,
         write_signoff,
     )
-    from dashboard.data.sshsig import SigningError
+    from dashboard.data.records.sshsig import SigningError
 
     try:
         record = signoff_record(

@@ -11,7 +11,7 @@ removes once stale. A writer holds a lock on the directory while it looks for th
 sign-off made moments before (a double submission) and links its own.
 
 While it holds the lock a writer also chains the record to the one before it
-(dashboard.data.records.ledger) and, when asked, has its exact bytes signed (dashboard.data.sshsig),
+(dashboard.data.records.ledger) and, when asked, has its exact bytes signed (dashboard.data.records.sshsig),
 storing the signature beside it as `<record>.json.sig`. A policy's registration (`relidash
 policy register`) is a record of the same chain, read back by `read_ledger_files` and left
 out of `read_signoffs`.
