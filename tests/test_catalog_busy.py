@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from dashboard.data.catalog import open_catalog
-from dashboard.data.records.signoffs import read_signoffs
 from dashboard.data.load.snapshot import ServedCatalog
+from dashboard.data.records.signoffs import read_signoffs
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_reports" / "code-agent"

@@ -20,12 +20,11 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading, summary
-from dashboard.data.load import facts as scan
-from dashboard.data.load import ingest
-from dashboard.data.formats.multivon import stager
-from dashboard.data.formats.multivon import staging
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.schema import REPORT_TABLES
+from dashboard.data.formats.multivon import stager, staging
+from dashboard.data.load import facts as scan
+from dashboard.data.load import ingest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9

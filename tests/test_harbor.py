@@ -25,8 +25,8 @@ import pytest
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.formats.harbor import job_directories
 from dashboard.data.catalog.queries import fetch_rows
+from dashboard.data.formats.harbor import job_directories
 from dashboard.data.load.facts import file_digests
 from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
 

@@ -26,10 +26,6 @@ from report_files import is_report
 from dashboard.analysis import loading, summary
 from dashboard.cli import main as cli
 from dashboard.data import catalog
-from dashboard.data.load import facts as scan
-from dashboard.data.load import ingest
-from dashboard.data.formats.multivon import staging
-from dashboard.data.catalog import problems as verdicts
 from dashboard.data.catalog import (
     MEMORY,
     CatalogError,
@@ -37,9 +33,13 @@ from dashboard.data.catalog import (
     open_catalog,
     resolve_catalog_path,
 )
-from dashboard.data.load.ingest import IngestResult
+from dashboard.data.catalog import problems as verdicts
 from dashboard.data.catalog.queries import execute
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_TABLES
+from dashboard.data.formats.multivon import staging
+from dashboard.data.load import facts as scan
+from dashboard.data.load import ingest
+from dashboard.data.load.ingest import IngestResult
 from dashboard.simulate.records import content_digest
 
 REPO = Path(__file__).resolve().parents[1]

@@ -29,8 +29,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.formats.inspect.log import case_key
 from dashboard.data.catalog.queries import fetch_rows
+from dashboard.data.formats.inspect.log import case_key
 from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
 from dashboard.stats import pass_at_k, pass_hat_k
 

@@ -28,9 +28,9 @@ import duckdb
 import pytest
 from report_files import case, write_report
 
-from dashboard.data.sources import walk
 from dashboard.data.catalog import open_catalog
 from dashboard.data.load.ingest import directory_changed, ingest_directory
+from dashboard.data.sources import walk
 
 REPO = Path(__file__).resolve().parents[1]
 SECOND = 10**9

@@ -25,8 +25,8 @@ import pytest
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.formats import harness_of
 from dashboard.data.catalog.queries import fetch_rows
+from dashboard.data.formats import harness_of
 from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
 from dashboard.stats import pass_at_k, pass_hat_k
 

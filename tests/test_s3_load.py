@@ -36,8 +36,8 @@ from servers import STOP_BEFORE_EXEC, free_port, healthy, stop_group
 
 from dashboard.analysis import cases, loading
 from dashboard.data.catalog import SCHEMA_VERSION
-from dashboard.data.names import cache_root
 from dashboard.data.load.snapshot import ServedCatalog
+from dashboard.data.names import cache_root
 from dashboard.data.sources.objects import datetime_ns
 from dashboard.data.sources.reports import (
     BucketSource,

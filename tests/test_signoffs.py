@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from dashboard.data.records import signoffs
 from dashboard.data.load.facts import DIGEST_CHUNK
+from dashboard.data.records import signoffs
 from dashboard.data.records.signoffs import (
     AlreadyRecorded,
     ReviewsDirError,

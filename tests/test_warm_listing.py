@@ -18,9 +18,8 @@ import pytest
 from report_files import is_report
 
 from dashboard.analysis import loading
-from dashboard.data.load import freshness
-from dashboard.data.load import ingest
 from dashboard.data.catalog import open_catalog
+from dashboard.data.load import freshness, ingest
 from dashboard.data.sources.walk import part_of
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -15,9 +15,8 @@ import pytest
 
 from dashboard.analysis import loading
 from dashboard.data.load import snapshot
-from dashboard.data.sources import watch
-from dashboard.data.sources import walk
 from dashboard.data.load.snapshot import ServedCatalog
+from dashboard.data.sources import walk, watch
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OLD_NS = 1_700_000_000_000_000_000

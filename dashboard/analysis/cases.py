@@ -15,8 +15,8 @@ from dashboard.analysis.matching import case_keys, story_link_key
 from dashboard.analysis.releases import shown_cases
 from dashboard.analysis.slices import in_slice
 from dashboard.data.catalog.queries import run_query
-from dashboard.data.sources.reports import ReportSource
 from dashboard.data.load.transcripts import read_case_text, read_case_trials
+from dashboard.data.sources.reports import ReportSource
 
 NOT_IN_RELEASE = "—"  # a case-history cell for a release that does not have the case
 

@@ -41,8 +41,8 @@ from dashboard.analysis.matching import BY_CASE_ID, BY_INPUT_ACROSS_IDS, keyed_r
 from dashboard.analysis.releases import find_release, find_suite_releases
 from dashboard.analysis.slices import check_slices
 from dashboard.analysis.summary import report_overview
-from dashboard.data.formats import MULTIVON
 from dashboard.data.catalog.queries import run_query
+from dashboard.data.formats import MULTIVON
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K
 
 REGRESSED: Final = "regressed"

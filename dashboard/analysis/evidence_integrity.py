@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from dashboard.analysis.review import Review
+from dashboard.data.formats.multivon.trial_digests import check_trial_digests
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource
-from dashboard.data.formats.multivon.trial_digests import check_trial_digests
 
 
 @dataclass(frozen=True)

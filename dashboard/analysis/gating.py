@@ -49,8 +49,8 @@ from dashboard.analysis.policy import (
 from dashboard.analysis.releases import find_release, find_suite_releases, shown_cases
 from dashboard.analysis.slices import check_slices, in_slice
 from dashboard.analysis.summary import load_problems, report_overview
-from dashboard.data.formats import MULTIVON
 from dashboard.data.catalog.queries import run_query
+from dashboard.data.formats import MULTIVON
 from dashboard.stats import METRIC_PASS_HAT_K, pass_at_k, pass_hat_k
 
 PASSED: Final = "PASSED"

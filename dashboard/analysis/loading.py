@@ -30,14 +30,18 @@ from dashboard.analysis.report_metrics import (
     reports_metrics,
     send_pickled,
 )
+from dashboard.data.catalog.queries import fetch_rows, load_query
 from dashboard.data.load.ingest import (
     DEFAULT_MAX_BYTES,
     IngestResult,
     ProgressFn,
     ingest_directory,
 )
-from dashboard.data.catalog.queries import fetch_rows, load_query
-from dashboard.data.load.results import mark_metrics_complete, metrics_complete, store_report_results
+from dashboard.data.load.results import (
+    mark_metrics_complete,
+    metrics_complete,
+    store_report_results,
+)
 from dashboard.data.sources.reports import ReportSource
 
 

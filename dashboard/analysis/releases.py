@@ -24,8 +24,8 @@ from dashboard.analysis.estimates import (
 )
 from dashboard.analysis.matching import paired_counts
 from dashboard.analysis.summary import latest_per_release, stored_pass_k
-from dashboard.data.formats import MULTIVON
 from dashboard.data.catalog.queries import fetch_rows, run_query
+from dashboard.data.formats import MULTIVON
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
 
 LATEST: Final = "latest"

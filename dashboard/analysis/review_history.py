@@ -31,8 +31,8 @@ from dashboard.data.records.signoffs import (
     read_signoffs,
     serialise_signoff,
 )
-from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.data.records.sshsig import UNSIGNED, SignatureCheck, check_signature
+from dashboard.data.sources.reports import ReportSource, as_source
 
 
 @dataclass(frozen=True)

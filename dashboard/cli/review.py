@@ -172,7 +172,11 @@ def register(subparsers: Any) -> None:
 
 
 def reviews_dir_of(args: argparse.Namespace) -> Path:
-    from dashboard.data.records.signoffs import ReviewsDirError, check_reviews_dir, default_reviews_dir
+    from dashboard.data.records.signoffs import (
+        ReviewsDirError,
+        check_reviews_dir,
+        default_reviews_dir,
+    )
 
     chosen = args.reviews if args.reviews is not None else default_reviews_dir()
     if args.directory is None:  # `reviews` alone: no reports directory to keep out of

@@ -1,4 +1,6 @@
-"""Where the catalog lives and how it is opened.
+"""The catalog wing: where the catalog lives and how it is opened (this module), its
+tables (schema.py), the named queries over it (queries.py), what a load records about a
+file (problems.py) and seed catalogs for replicas (seed.py).
 
 A catalog is a DuckDB file describing one reports directory, kept in the user's cache
 directory (never inside the reports directory). It is a cache: anything wrong with it
@@ -21,12 +23,13 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.catalog.queries import execute
+
 # the catalog's locations are named with the rest (sources name their own catalog)
 from dashboard.data.names import MEMORY as MEMORY
 from dashboard.data.names import CatalogError as CatalogError
 from dashboard.data.names import default_catalog_path as default_catalog_path
 from dashboard.data.names import resolve_catalog_path as resolve_catalog_path
-from dashboard.data.catalog.queries import execute
 
 # The catalog's layout: a catalog (or a seed) of another version is rebuilt from the
 # reports, so this changes with any change to the tables or to what a column holds.

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from dashboard.data.load.facts import strict_json_problem
 from dashboard.data.catalog.schema import REPORT_TABLES
+from dashboard.data.load.facts import strict_json_problem
 from dashboard.data.sources.walk import FileEntry
 
 

@@ -23,31 +23,12 @@ from pathlib import Path
 import duckdb
 
 from dashboard.data.catalog import meta_values, roll_back, transaction, write_meta
+from dashboard.data.catalog.problems import forget_files, record_file, record_files, record_problems
+from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.formats import harness_for
+from dashboard.data.formats.multivon.stager import BatchStager, Staged
+from dashboard.data.formats.multivon.staging import parse_batch, parse_strict_and_framed
 from dashboard.data.formats.protocol import Settings
-from dashboard.data.load.freshness import (  # catalog_version, directory_changed: re-exported
-    catalog_version,  # noqa: F401
-    directory_changed,  # noqa: F401
-    known_digests,
-    known_files,
-    stored_parts,
-    unchanged_key,
-)
-from dashboard.data.load.settings import (
-    fingerprints,
-    read_settings,
-    record_settings_problems,
-    settings_moved,
-)
-from dashboard.data.load.rows import RowItem, insert_rows, read_rows
-from dashboard.data.names import DEFAULT_MAX_BYTES
-from dashboard.data.load.releases import assign_releases, release_config_digest
-from dashboard.data.load.report_dirs import (
-    ROOT_REPORT,
-    group_report_directories,
-    listed_reports,
-    root_is_report,
-)
 from dashboard.data.load.facts import (
     FileFacts,
     directory_facts,
@@ -57,11 +38,30 @@ from dashboard.data.load.facts import (
     strict_json_problem,
     unchanged_since_digest,
 )
-from dashboard.data.catalog.schema import REPORT_TABLES
+from dashboard.data.load.freshness import (  # catalog_version, directory_changed: re-exported
+    catalog_version,  # noqa: F401
+    directory_changed,  # noqa: F401
+    known_digests,
+    known_files,
+    stored_parts,
+    unchanged_key,
+)
+from dashboard.data.load.releases import assign_releases, release_config_digest
+from dashboard.data.load.report_dirs import (
+    ROOT_REPORT,
+    group_report_directories,
+    listed_reports,
+    root_is_report,
+)
+from dashboard.data.load.rows import RowItem, insert_rows, read_rows
+from dashboard.data.load.settings import (
+    fingerprints,
+    read_settings,
+    record_settings_problems,
+    settings_moved,
+)
+from dashboard.data.names import DEFAULT_MAX_BYTES
 from dashboard.data.sources.reports import ReportSource, as_source
-from dashboard.data.formats.multivon.stager import BatchStager, Staged
-from dashboard.data.formats.multivon.staging import parse_batch, parse_strict_and_framed
-from dashboard.data.catalog.problems import forget_files, record_file, record_files, record_problems
 from dashboard.data.sources.walk import PART_OF_PATH, FileEntry, ListingParts, part_of
 
 # A batch is parsed and stored in one transaction of about a dozen statements, whose fixed

@@ -19,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from dashboard.data.catalog.queries import execute
 from dashboard.data.formats import harness_named
 from dashboard.data.formats.protocol import (
     CASE_COLUMNS,
@@ -28,7 +29,6 @@ from dashboard.data.formats.protocol import (
     ReportRows,
     Settings,
 )
-from dashboard.data.catalog.queries import execute
 from dashboard.data.sources.walk import FileEntry, os_reason
 
 # (entry, digest, harness name): the files of a batch one harness reads

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.catalog.problems import record_problems
 from dashboard.data.formats import registry, settings_tables
 from dashboard.data.formats.protocol import Settings
 from dashboard.data.names import CONFIG_NAME
-from dashboard.data.catalog.problems import record_problems
 
 
 def read_settings(config: Path | None) -> dict[str, Settings]:

@@ -42,6 +42,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from dashboard.data.load.facts import file_digests
 from dashboard.data.records.ledger import (
     PREVIOUS,
     PREVIOUS_SHA256,
@@ -49,7 +50,6 @@ from dashboard.data.records.ledger import (
     LedgerFile,
     next_links,
 )
-from dashboard.data.load.facts import file_digests
 from dashboard.data.records.schema import (
     DECISIONS,
     MAX_SIGNOFF_BYTES,

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import HARBOR
 from dashboard.data.formats.harbor.job import read_harbor_settings, read_job
 from dashboard.data.formats.harbor.outcome import trial_outcome
@@ -32,7 +33,6 @@ from dashboard.data.formats.protocol import (
     RunTerms,
     Settings,
 )
-from dashboard.data.catalog.queries import fetch_rows
 
 if TYPE_CHECKING:
     import duckdb

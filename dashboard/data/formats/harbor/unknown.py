@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import duckdb
 
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import HARBOR
 from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
-from dashboard.data.catalog.queries import fetch_rows
 
 
 def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:

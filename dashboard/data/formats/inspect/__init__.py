@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import INSPECT
 from dashboard.data.formats.inspect.log import (
     LogProblem,
@@ -32,7 +33,6 @@ from dashboard.data.formats.protocol import (
 )
 from dashboard.data.formats.unknown_wording import TERMS
 from dashboard.data.names import DEFAULT_MAX_BYTES
-from dashboard.data.catalog.queries import fetch_rows
 
 if TYPE_CHECKING:
     import duckdb

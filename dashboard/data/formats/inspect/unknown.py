@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import duckdb
 
+from dashboard.data.catalog.queries import execute, fetch_rows
 from dashboard.data.formats import INSPECT
 from dashboard.data.formats.unknown_wording import inspect_nothing_scored, inspect_short_samples
-from dashboard.data.catalog.queries import execute, fetch_rows
 
 
 def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:

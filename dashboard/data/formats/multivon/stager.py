@@ -15,11 +15,13 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.catalog.problems import staged_findings
+from dashboard.data.catalog.queries import execute
+
 # the readers are called through their module (staging.stage_framed, ...), as the store
 # calls them: a reader replaced there (the tests' spies on where a parse ran) is replaced
 # for both
 from dashboard.data.formats.multivon import staging
-from dashboard.data.catalog.queries import execute
 from dashboard.data.formats.multivon.staging import (
     STAGE_DATABASE,
     STAGE_PARTS,
@@ -28,7 +30,6 @@ from dashboard.data.formats.multivon.staging import (
     FrameUnwritten,
     attach_stage,
 )
-from dashboard.data.catalog.problems import staged_findings
 from dashboard.data.sources.walk import FileEntry
 
 

@@ -24,9 +24,6 @@ from typing import TypeVar
 import duckdb
 
 from dashboard.data.catalog import roll_back
-from dashboard.data.catalog.queries import execute, load_query
-from dashboard.data.load.facts import MIB, has_constant_literal, strict_json_problem
-from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_STRUCTURE
 from dashboard.data.catalog.problems import (
     Findings,
     duckdb_reason,
@@ -36,6 +33,9 @@ from dashboard.data.catalog.problems import (
     reject_files,
     staged_findings,
 )
+from dashboard.data.catalog.queries import execute, load_query
+from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_STRUCTURE
+from dashboard.data.load.facts import MIB, has_constant_literal, strict_json_problem
 from dashboard.data.sources.walk import FileEntry
 
 FRAME_TAG = "relidash:report"

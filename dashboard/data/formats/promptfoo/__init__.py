@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import PROMPTFOO
 from dashboard.data.formats.promptfoo.eval import (
     jsonl_problem,
@@ -33,7 +34,6 @@ from dashboard.data.formats.protocol import (
     Settings,
 )
 from dashboard.data.names import DEFAULT_MAX_BYTES
-from dashboard.data.catalog.queries import fetch_rows
 
 if TYPE_CHECKING:
     import duckdb

@@ -11,8 +11,8 @@ from typing import Any
 
 import duckdb
 
-from dashboard.data.formats import PROMPTFOO
 from dashboard.data.catalog.queries import execute, fetch_rows
+from dashboard.data.formats import PROMPTFOO
 
 DECLINES = "relidash does not extrapolate."
 NO_TESTS = "UNKNOWN — no test has a graded repeat to estimate from (every repeat errored)."
