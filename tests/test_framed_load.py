@@ -22,8 +22,7 @@ from report_files import is_report
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.schema import REPORT_TABLES
-from dashboard.data.formats.multivon import stager, staging
-from dashboard.data.load import facts as scan
+from dashboard.data.formats.multivon import checks, stager, staging
 from dashboard.data.load import ingest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -242,7 +241,7 @@ def test_large_and_small_files_of_a_batch_load_together_as_each_alone(
         for source in fixture_reports():
             shutil.copyfile(source, root / f"{copy}-{source.name}")
     old_mtimes(root)
-    strict = [p.name for p in root.iterdir() if scan.head_has_every_field(str(p))]
+    strict = [p.name for p in root.iterdir() if checks.head_has_every_field(str(p))]
     assert len(strict) >= 6 and len(strict) < len(list(root.iterdir()))
     fallbacks = _spy_on_parse_batch(monkeypatch)
     begun: list[list[str]] = []
@@ -315,8 +314,8 @@ def test_a_bad_file_in_a_mixed_batch_spares_both_readers_files(
     """A file either reader refuses (or flags) gets the verdict it gets alone, and every
     other file of the batch, large or small, loads as it does alone."""
     root = populate(tmp_path / "reports", fixture_reports())
-    large = next(p for p in fixture_reports() if scan.head_has_every_field(str(p)))
-    small = next(p for p in fixture_reports() if not scan.head_has_every_field(str(p)))
+    large = next(p for p in fixture_reports() if checks.head_has_every_field(str(p)))
+    small = next(p for p in fixture_reports() if not checks.head_has_every_field(str(p)))
     if bad == "wrong-type":
         (root / "bad-large.json").write_bytes(_wrong_type(large.read_bytes()))
     elif bad == "nan":

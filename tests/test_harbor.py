@@ -27,8 +27,8 @@ from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats.harbor import job_directories
-from dashboard.data.load.facts import file_digests
 from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
+from dashboard.data.sources.digests import file_digests
 
 HARBOR = Path(__file__).resolve().parent / "fixtures" / "harbor"
 EXPECTED: dict[str, Any] = json.loads((HARBOR / "expected.json").read_text(encoding="utf-8"))

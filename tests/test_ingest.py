@@ -31,13 +31,12 @@ from dashboard.data.catalog import (
     CatalogError,
     default_catalog_path,
     open_catalog,
+    problems,
     resolve_catalog_path,
 )
-from dashboard.data.catalog import problems as verdicts
 from dashboard.data.catalog.queries import execute
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_TABLES
-from dashboard.data.formats.multivon import staging
-from dashboard.data.load import facts as scan
+from dashboard.data.formats.multivon import checks, reader, staging
 from dashboard.data.load import ingest
 from dashboard.data.load.ingest import IngestResult
 from dashboard.simulate.records import content_digest
@@ -263,7 +262,7 @@ def bad_load(
     with pytest.MonkeyPatch.context() as patch:
         if request.param == "strict-first":
             patch.setattr(ingest, "STRICT_MIN_BYTES", 0)
-            patch.setattr(ingest, "head_has_every_field", lambda abspath: True)
+            patch.setattr(reader, "head_has_every_field", lambda abspath: True)
         document, _ = load(root)
     return root, document
 
@@ -340,7 +339,7 @@ def test_trial_fields_the_load_does_not_read_may_hold_any_type(tmp_path: Path) -
     sizes = {name: (edited / name).stat().st_size for name in sources}
     assert sizes["framed.json"] < ingest.FRAMED_BELOW <= sizes["read.json"]
     assert sizes["read.json"] < ingest.STRICT_MIN_BYTES <= sizes["strict.json"]
-    assert scan.head_has_every_field(str(edited / "strict.json"))
+    assert checks.head_has_every_field(str(edited / "strict.json"))
     expected, _ = load(unedited)
     document, result = load(edited)
     assert document["problems"] == [] and result.parsed == 3
@@ -349,7 +348,7 @@ def test_trial_fields_the_load_does_not_read_may_hold_any_type(tmp_path: Path) -
 
 
 def test_only_reports_that_write_every_field_try_the_strict_path_first() -> None:
-    chosen = {p.name for p in fixture_reports() if scan.head_has_every_field(str(p))}
+    chosen = {p.name for p in fixture_reports() if checks.head_has_every_field(str(p))}
     assert chosen == {p.name for p in fixture_reports() if "0.20.0" in p.name}
 
 
@@ -752,7 +751,7 @@ def _rows_by_file(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     return counts
 
 
-@pytest.mark.parametrize("forgotten", [1, verdicts.FEW_FILES, verdicts.FEW_FILES + 1])
+@pytest.mark.parametrize("forgotten", [1, problems.FEW_FILES, problems.FEW_FILES + 1])
 def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
     tmp_path: Path, small_reports: list[Path], file_catalog: Callable[[Path], Any], forgotten: int
 ) -> None:
@@ -761,7 +760,7 @@ def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
     root = tmp_path / "reports"
     root.mkdir()
     names = []
-    for i in range(2 * verdicts.FEW_FILES + 2):
+    for i in range(2 * problems.FEW_FILES + 2):
         source = small_reports[i % len(small_reports)]
         names.append(f"r{i:02d}-{source.name}")
         shutil.copyfile(source, root / names[-1])

@@ -130,6 +130,50 @@ def upward_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
     return sorted(bad)
 
 
+# The data floor's wings, in the order their imports point (dashboard/data/__init__.py): a
+# wing imports only the wings before it. The package's own `__init__` names none of them.
+WINGS = ("names", "sources", "catalog", "formats", "load", "records")
+
+
+def wing_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["dashboard", "data"] and len(parts) > 2 else None
+
+
+def backward_wing_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every arrow inside the data floor from a wing to one after it."""
+    bad = []
+    for module, targets in graph.items():
+        here = wing_of(module)
+        for target in targets:
+            there = wing_of(target)
+            if here is None or there is None or here == there:
+                continue
+            if WINGS.index(there) > WINGS.index(here):
+                bad.append(f"{module} -> {target}")
+    return sorted(bad)
+
+
+def test_the_data_floor_is_in_wings_whose_imports_point_one_way() -> None:
+    graph = import_graph()
+    wings = {wing_of(m) for m in graph} - {None}
+    assert wings == set(WINGS), "every data module belongs to a wing"
+    assert backward_wing_imports(graph) == []
+
+
+def test_a_backward_wing_import_is_caught() -> None:
+    graph = {
+        "dashboard.data.sources.walk": {"dashboard.data.catalog.queries"},
+        "dashboard.data.load.ingest": {"dashboard.data.formats.protocol"},
+        "dashboard.data.records.ledger": {"dashboard.data.load.facts"},
+        "dashboard.data.formats.inspect": {"dashboard.data.load.rows"},
+    }
+    assert backward_wing_imports(graph) == [
+        "dashboard.data.formats.inspect -> dashboard.data.load.rows",
+        "dashboard.data.sources.walk -> dashboard.data.catalog.queries",
+    ]
+
+
 def test_import_graph_has_no_circle() -> None:
     assert find_cycle(import_graph()) is None
 

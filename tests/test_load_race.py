@@ -24,8 +24,9 @@ from report_files import case, write_report
 from dashboard.analysis.review import EvidenceChanged, evidence_sha256
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.load import ingest
-from dashboard.data.load.facts import FileFacts, file_digests
+from dashboard.data.load.facts import FileFacts
 from dashboard.data.load.ingest import ingest_directory
+from dashboard.data.sources.digests import file_digests
 from dashboard.data.sources.reports import as_source
 
 # "refund" passes 2 of 5, then 3 of 5: one byte changes, the size does not

@@ -17,15 +17,13 @@ from hypothesis import strategies as st
 from dashboard.data.load.facts import (
     BOUND_BLOCK,
     DEEP_NESTING,
-    DIGEST_CHUNK,
-    FAST_DIGEST,
     _bracket_bound,
     _bracket_depth,
-    _has_constant,
     _scratch,
-    file_digests,
     file_facts,
 )
+from dashboard.data.sources.digests import DIGEST_CHUNK, FAST_DIGEST, file_digests
+from dashboard.data.sources.digests import has_constant as _has_constant
 from dashboard.data.sources.walk import scan_directory
 
 REPO = Path(__file__).resolve().parents[1]

@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 
-from dashboard.data.load.facts import DIGEST_CHUNK
 from dashboard.data.records import signoffs
 from dashboard.data.records.signoffs import (
     AlreadyRecorded,
@@ -36,6 +35,7 @@ from dashboard.data.records.signoffs import (
     serialise_signoff,
     write_signoff,
 )
+from dashboard.data.sources.digests import DIGEST_CHUNK
 
 REPO = Path(__file__).resolve().parents[1]
 TIME = "2026-12-01T07:35:00Z"
@@ -217,7 +217,7 @@ KILLED = """
 import os, signal, sys
 from pathlib import Path
 from dashboard.data.records import signoffs
-from dashboard.data.load.facts import DIGEST_CHUNK
+from dashboard.data.sources.digests import DIGEST_CHUNK
 
 record = {"suite": "checkout-agent", "release": "v2.3.0", "decision": "approved",
           "time": "2026-12-01T07:35:00Z", "by": "killed"}

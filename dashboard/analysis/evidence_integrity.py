@@ -12,10 +12,11 @@ Must not: write anything, import Streamlit, or read files other than the evidenc
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from dashboard.analysis.review import Review
-from dashboard.data.formats.multivon.trial_digests import check_trial_digests
+from dashboard.data.formats import check_records
 from dashboard.data.sources import SourceError
 from dashboard.data.sources.reports import ReportSource
 
@@ -59,7 +60,7 @@ def evidence_integrity(review: Review, source: ReportSource) -> tuple[FileIntegr
         except (FileNotFoundError, SourceError):
             out.append(FileIntegrity(e.path, e.role, 0, 0, ()))
             continue
-        found = check_trial_digests(path)
+        found = check_records(path, _leading(path))
         out.append(
             FileIntegrity(e.path, e.role, found.trials, found.mismatched_count, found.mismatched)
         )
@@ -68,3 +69,14 @@ def evidence_integrity(review: Review, source: ReportSource) -> tuple[FileIntegr
 
 def integrity_json(files: tuple[FileIntegrity, ...]) -> list[dict[str, Any]]:
     return [dict(asdict(f), edited=f.edited, sentence=f.sentence()) for f in files]
+
+
+def _leading(path: Path) -> bytes:
+    """The first bytes of a file, by which its harness is told (none for a directory)."""
+    if path.is_dir():
+        return b""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(256)
+    except OSError:
+        return b""

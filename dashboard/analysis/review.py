@@ -48,10 +48,9 @@ from dashboard.analysis.suite_k import suite_k
 from dashboard.analysis.summary import load_problems, report_overview
 from dashboard.data.catalog import relidash_version
 from dashboard.data.catalog.queries import fetch_rows, run_query
-from dashboard.data.formats.protocol import directory_stat
-from dashboard.data.load.facts import file_digests
 from dashboard.data.load.freshness import meta_value
 from dashboard.data.records.signoffs import DECISIONS
+from dashboard.data.sources.digests import directory_stat, file_digests
 from dashboard.data.sources.reports import ReportSource, as_source
 from dashboard.stats.paired import holm_adjusted
 

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 from dashboard.data.names import REPORT_SUFFIXES as REPORT_SUFFIXES
 
 if TYPE_CHECKING:
-    from dashboard.data.formats.protocol import Harness
+    from pathlib import Path
+
+    from dashboard.data.formats.protocol import Harness, StagedReader, TrialDigests
 
 MULTIVON = "multivon-eval"
 INSPECT = "inspect-ai"
@@ -64,6 +66,19 @@ def harness_for(path: str, leading: bytes) -> Harness:
 def harness_of(path: str, leading: bytes) -> str:
     """The name of the harness that wrote a file."""
     return harness_for(path, leading).name
+
+
+def staged_reader() -> StagedReader:
+    """The batch reader of the harness DuckDB stages (multivon-eval)."""
+    for harness in registry():
+        if harness.staged and harness.staged_reader is not None:
+            return harness.staged_reader
+    raise LookupError("no harness is staged by DuckDB")
+
+
+def check_records(path: Path, leading: bytes) -> TrialDigests:
+    """A file's own integrity records checked by the harness that wrote it."""
+    return harness_for(str(path), leading).check_records(path)
 
 
 def report_directories(paths: Sequence[str]) -> set[str]:

@@ -12,12 +12,12 @@ Must not: import Streamlit or Altair, or write anywhere but the catalog.
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from dashboard.data.sources.walk import FileEntry
 
 if TYPE_CHECKING:
     import duckdb
@@ -96,6 +96,46 @@ class NoSettings:
         return ""
 
 
+class StagedReader(Protocol):
+    """The reader of a harness whose files DuckDB's own JSON reader stages in batches
+    (multivon-eval): which files it may read and how, and a batch staged and stored."""
+
+    def judge(
+        self, entry: FileEntry, max_bytes: int, data: bytes | None, suspicious: bool
+    ) -> str | None:
+        """Why the file cannot be read (None: it may be), from its size and first bytes;
+        `suspicious` files are parsed strictly to settle it."""
+
+    def tries_strict_first(self, abspath: str) -> bool:
+        """Whether a large file goes to the strict parser first (a guess that costs time
+        when wrong, never numbers)."""
+
+    def stager(self, con: duckdb.DuckDBPyConnection, scratch: Path) -> Any:
+        """A context manager that begins a batch's parses (`start`) before it is stored."""
+
+    def store(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        large: list[tuple[FileEntry, str, int]],
+        framed: list[tuple[FileEntry, str, int]],
+        rest: list[tuple[FileEntry, str, int]],
+        staged: Any,
+        max_bytes: int,
+    ) -> None:
+        """Parse what the stager has not and store the batch's reports."""
+
+
+@dataclass(frozen=True)
+class TrialDigests:
+    """A report's own integrity records checked: its trials carrying a digest, and those
+    that no longer match it ("case <id> run <n> attempt <a>", the first few listed)."""
+
+    trials: int
+    mismatched: tuple[str, ...]
+    mismatched_count: int = 0
+    readable: bool = True
+
+
 class Harness(Protocol):
     """One harness's reader. Instances are stateless; the registry holds one of each."""
 
@@ -107,6 +147,8 @@ class Harness(Protocol):
     staged: bool
     # Where its reports' target_version comes from, as a release's source is named.
     declared_release: str
+    # The batch reader of a staged harness; None for one read by `read`.
+    staged_reader: StagedReader | None
 
     def claims(self, path: str, leading: bytes) -> bool:
         """Whether this harness wrote the file: its name and first bytes (a directory
@@ -137,11 +179,16 @@ class Harness(Protocol):
     def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
         """Reword the UNKNOWN reasons of these reports (its own) in the harness's terms."""
 
+    def check_records(self, path: Path) -> TrialDigests:
+        """The file's own integrity records (trial digests) against its bytes, for a review's
+        evidence; none to check for a harness that writes none."""
+
 
 class RowHarness:
     """Defaults for a harness read in Python: no directory reports, no rewording."""
 
     staged = False
+    staged_reader: StagedReader | None = None
     settings_table: str | None = None
     declared_release = "target_version"
 
@@ -154,55 +201,5 @@ class RowHarness:
     def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
         return None
 
-
-# ---- directory reports ----------------------------------------------------------------------
-
-
-def directory_members(root: str) -> list[tuple[str, int, int]]:
-    """(path relative to `root`, size, mtime_ns) of each `.json` file under a directory
-    report, sorted: what its listed size and mtime and its digest are made of. Only JSON
-    files count, as only they are listed; a harness writes its results there last."""
-    found: list[tuple[str, int, int]] = []
-    for top, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files):
-            if not name.endswith(".json"):
-                continue
-            full = os.path.join(top, name)
-            try:
-                st = os.stat(full)
-            except OSError:
-                continue
-            found.append(
-                (os.path.relpath(full, root).replace(os.sep, "/"), st.st_size, st.st_mtime_ns)
-            )
-    found.sort()
-    return found
-
-
-def directory_stamp(members: Sequence[tuple[str, int, int]]) -> tuple[int, int]:
-    """A directory report's (size, mtime_ns): the sum of its members' sizes and the newest
-    mtime, as the listing gives it."""
-    return sum(size for _, size, _ in members), max((m for _, _, m in members), default=0)
-
-
-def directory_stat(root: str) -> tuple[int, int, int]:
-    """A directory report's (size, mtime_ns, ctime_ns) from its JSON files: summed size,
-    newest mtime and newest ctime (which every write moves and no tool sets back)."""
-    size = mtime = ctime = 0
-    for name, _, _ in directory_members(root):
-        try:
-            st = os.stat(os.path.join(root, name))
-        except OSError:
-            continue
-        size += st.st_size
-        mtime, ctime = max(mtime, st.st_mtime_ns), max(ctime, st.st_ctime_ns)
-    return size, mtime, ctime
-
-
-def manifest(members: Sequence[tuple[str, int, int]], digests: Sequence[str]) -> bytes:
-    """The bytes a directory report's digest is taken of: each member's path and digest."""
-    return json.dumps(
-        [[name, digest] for (name, _, _), digest in zip(members, digests, strict=True)],
-        separators=(",", ":"),
-    ).encode()
+    def check_records(self, path: Path) -> TrialDigests:
+        return TrialDigests(0, ())

@@ -1,8 +1,7 @@
-"""Find report files under a directory and decide cheaply which ones are worth parsing.
-
-Report files are `*.json` (multivon-eval reports, Inspect JSON logs) and `*.eval`
-(Inspect's zip logs); which harness wrote one is decided by its content
-(dashboard/data/formats/).
+"""What a load learns of a listed file in one streamed read: its fast digest (what tells a
+changed file from an unchanged one), its first bytes (which harness wrote it), signs that
+need an exact check before DuckDB reads it (NaN / Infinity, deep nesting), and its stat
+when the read began, compared again once it is parsed.
 
 Reads only: files are opened read-only, nothing in the reports directory is created,
 changed or deleted. Paths come from the file system walk, never from report content.
@@ -10,68 +9,26 @@ changed or deleted. Paths come from the file system walk, never from report cont
 
 from __future__ import annotations
 
-import codecs
-import hashlib
-import json
 import os
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from io import FileIO
-from pathlib import Path
 
 import numpy as np
 import xxhash
 
-from dashboard.data.formats.protocol import directory_members, directory_stamp, manifest
-from dashboard.data.sources.walk import RACY_SECONDS, FileEntry, os_reason
-
-HEAD_BYTES = 64 * 1024
-MIB = 1024 * 1024
-DIGEST_CHUNK = 1 << 20
-# What file_facts' digest starts with: XXH3-128 (an order of magnitude faster than SHA-256)
-# tells a changed file from an unchanged one; the SHA-256 a review packet publishes is
-# computed only for its evidence files (analysis/review.py evidence_sha256).
-FAST_DIGEST = "xxh3-128:"
-
-
-def precheck_file(entry: FileEntry, max_bytes: int, data: bytes | None = None) -> str | None:
-    """Why this file cannot be a report, judged from its size and first bytes; None if it may be.
-
-    `data`: the whole file, already read (its first bytes are judged, not read again).
-    """
-    if entry.size == 0:
-        return "is empty (0 bytes); if it is still being written, reload when it is complete"
-    if entry.size > max_bytes:
-        return (
-            f"is {entry.size / MIB:.1f} MiB, over the {max_bytes / MIB:g} MiB size limit "
-            "(raise it with --max-file-mb)"
-        )
-    if data is not None:
-        head, whole = data[:HEAD_BYTES], len(data) <= HEAD_BYTES
-    else:
-        try:
-            with open(entry.abspath, "rb") as handle:
-                head = handle.read(HEAD_BYTES)
-        except OSError as exc:
-            return os_reason(exc)
-        whole = len(head) == entry.size
-    if b"\x00" in head:
-        return "is a binary file, not JSON text"
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=whole)
-    except UnicodeDecodeError as exc:
-        return f"is not UTF-8 text (invalid byte at offset {exc.start})"
-    text = head.removeprefix(codecs.BOM_UTF8).lstrip()
-    if not text:
-        return "holds only whitespace"
-    first = text[:1]
-    if first == b"[":
-        return "holds a JSON array, not a report object"
-    if first != b"{":
-        return f"is not a JSON report: it starts with {text[:20].decode('utf-8', 'replace')!r}"
-    return None
+from dashboard.data.sources.digests import (
+    DIGEST_CHUNK,
+    FAST_DIGEST,
+    directory_members,
+    directory_stamp,
+    fast_digest,
+    file_digests,
+    has_constant,
+    manifest,
+    read_chunks,
+)
+from dashboard.data.sources.walk import RACY_SECONDS
 
 
 @dataclass(frozen=True)
@@ -101,7 +58,6 @@ def file_stamp(st: os.stat_result) -> Stamp:
 
 # Nesting deeper than this is a sign worth an exact check (multivon-eval writes < 20).
 DEEP_NESTING = 200
-_CONSTANTS = (b"NaN", b"Infinity")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
 LEADING_BYTES = 256
 _ZIP = b"PK"
@@ -126,7 +82,7 @@ def file_facts(abspath: str, *, constants: bool = True, keep_below: int = 0) -> 
     with open(abspath, "rb", buffering=0) as handle:
         opened_ns = time.time_ns()
         stamp = file_stamp(os.fstat(handle.fileno()))
-        chunks = _read_chunks(handle, scratch.chunk)
+        chunks = read_chunks(handle, scratch.chunk)
         for chunk in chunks:
             whole = bytes(chunk) if not leading and len(chunk) < keep_below else None
             digest.update(chunk)
@@ -144,7 +100,7 @@ def file_facts(abspath: str, *, constants: bool = True, keep_below: int = 0) -> 
                         opened_ns=opened_ns,
                     )
             if constants and not found:
-                found = _has_constant(tail + chunk[:8], chunk)  # also one split by the seam
+                found = has_constant(tail + chunk[:8], chunk)  # also one split by the seam
             tail = bytes(chunk[-8:])
             depth, deepest = _bracket_depth(chunk, depth, deepest, scratch)
     return FileFacts(
@@ -210,19 +166,6 @@ def _scratch() -> _Scratch:
     if _SCRATCH is None:  # not at import: most commands never read a file
         _SCRATCH = _Scratch()
     return _SCRATCH
-
-
-def _chunks(abspath: str | Path, buffer: bytearray) -> Iterator[bytes | bytearray]:
-    """The file's bytes, DIGEST_CHUNK at a time: a full chunk is `buffer` itself,
-    overwritten by the next one (copy what must be kept); a shorter one is bytes."""
-    with open(abspath, "rb", buffering=0) as handle:
-        yield from _read_chunks(handle, buffer)
-
-
-def _read_chunks(handle: FileIO, buffer: bytearray) -> Iterator[bytes | bytearray]:
-    view = memoryview(buffer)
-    while size := handle.readinto(buffer):
-        yield buffer if size == len(buffer) else bytes(view[:size])
 
 
 def _bracket_depth(
@@ -299,101 +242,8 @@ def directory_facts(abspath: str) -> FileFacts:
     and digests (formats/protocol.py manifest), its stamp their summed size and newest
     mtime, as the listing gives them."""
     members = directory_members(abspath)
-    digests = [_fast_digest(os.path.join(abspath, name)) for name, _, _ in members]
+    digests = [fast_digest(os.path.join(abspath, name)) for name, _, _ in members]
     size, mtime_ns = directory_stamp(members)
     digest = FAST_DIGEST + xxhash.xxh3_128(manifest(members, digests)).hexdigest()
     # no single inode or ctime: the members' own digests stand for them
     return FileFacts(digest, False, False, b"", stamp=(size, mtime_ns, 0, 0, 0), opened_ns=0)
-
-
-def _fast_digest(path: str) -> str:
-    """file_digests' first digest alone (a directory report's member: no SHA-256)."""
-    fast = xxhash.xxh3_128()
-    for chunk in _chunks(path, _scratch().chunk):
-        fast.update(chunk)
-    return FAST_DIGEST + fast.hexdigest()
-
-
-def file_digests(path: str | Path) -> tuple[str, str]:
-    """(file_facts' digest, SHA-256 in hex) of a file's bytes, in one read; of a directory
-    report, those of its manifest of its JSON files' digests."""
-    if os.path.isdir(path):
-        members = directory_members(str(path))
-        pairs = [file_digests(os.path.join(path, name)) for name, _, _ in members]
-        fast_manifest = manifest(members, [fast for fast, _ in pairs])
-        sha_manifest = manifest(members, [sha for _, sha in pairs])
-        return (
-            FAST_DIGEST + xxhash.xxh3_128(fast_manifest).hexdigest(),
-            hashlib.sha256(sha_manifest).hexdigest(),
-        )
-    fast, sha256 = xxhash.xxh3_128(), hashlib.sha256()
-    for chunk in _chunks(path, _scratch().chunk):
-        fast.update(chunk)
-        sha256.update(chunk)
-    return FAST_DIGEST + fast.hexdigest(), sha256.hexdigest()
-
-
-def has_constant_literal(abspath: str) -> bool:
-    """Whether the bytes NaN or Infinity occur in the file (a sign, not a verdict)."""
-    tail = b""
-    for chunk in _chunks(abspath, _scratch().chunk):
-        if _has_constant(tail + chunk[:8], chunk):
-            return True
-        tail = bytes(chunk[-8:])
-    return False
-
-
-def _has_constant(*parts: bytes | bytearray) -> bool:
-    """Whether NaN or Infinity occurs in any part.
-
-    Each word is found from its first byte, which `find` looks for with memchr, then
-    checked where it occurs: in reports 'N' and 'I' are rare (a few per KiB at most), and
-    `word in part`, a substring search, costs more than memchr's scan for one byte."""
-    for part in parts:
-        for word in _CONSTANTS:
-            first = word[:1]
-            at = part.find(first)
-            while at != -1:
-                if part.startswith(word, at):
-                    return True
-                at = part.find(first, at + 1)
-    return False
-
-
-# Top-level fields multivon-eval 0.19+ writes before `cases`; 0.18 and earlier omit them.
-_EVERY_FIELD_MARKERS = (b'"execution"', b'"provider_evidence"')
-
-
-def head_has_every_field(abspath: str) -> bool:
-    """Whether the file's first bytes show the top-level fields only 0.19+ reports write.
-
-    A guess that decides which parser tries a large file first (the strict one expects
-    every field), never what the file means: a wrong guess costs time, not numbers.
-    """
-    try:
-        with open(abspath, "rb") as handle:
-            head = handle.read(HEAD_BYTES)
-    except OSError:
-        return False
-    return all(marker in head for marker in _EVERY_FIELD_MARKERS)
-
-
-def strict_json_problem(abspath: str) -> str | None:
-    """Parse with Python's strict rules; why multivon-eval's own loader would refuse the file."""
-
-    def refuse(constant: str) -> None:
-        raise ValueError(f"holds the literal {constant}, which JSON does not allow")
-
-    try:
-        with open(abspath, encoding="utf-8-sig") as handle:
-            json.load(handle, parse_constant=refuse)
-    except RecursionError:
-        return "nests objects or arrays too deeply to be a report (Python's JSON reader gives up)"
-    except ValueError as exc:
-        text = str(exc)
-        if "JSON does not allow" in text:
-            return f"{text} (multivon-eval refuses non-finite numbers)"
-        return None  # other syntax errors are left to DuckDB's reader, which names them
-    except OSError as exc:
-        return os_reason(exc)
-    return None

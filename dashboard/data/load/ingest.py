@@ -19,23 +19,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from dashboard.data.catalog import meta_values, roll_back, transaction, write_meta
 from dashboard.data.catalog.problems import forget_files, record_file, record_files, record_problems
 from dashboard.data.catalog.schema import REPORT_TABLES
-from dashboard.data.formats import harness_for
-from dashboard.data.formats.multivon.stager import BatchStager, Staged
-from dashboard.data.formats.multivon.staging import parse_batch, parse_strict_and_framed
+from dashboard.data.formats import harness_for, staged_reader
 from dashboard.data.formats.protocol import Settings
 from dashboard.data.load.facts import (
     FileFacts,
     directory_facts,
     file_facts,
-    head_has_every_field,
-    precheck_file,
-    strict_json_problem,
     unchanged_since_digest,
 )
 from dashboard.data.load.freshness import (  # catalog_version, directory_changed: re-exported
@@ -292,7 +288,9 @@ def _ingest(
         next_id += 1
         return next_id - 1
 
-    def prepare(batch: list[tuple[FileEntry, FileFacts]], stager: BatchStager) -> _Prepared:
+    reader = staged_reader()
+
+    def prepare(batch: list[tuple[FileEntry, FileFacts]], stager: Any) -> _Prepared:
         """Judge a batch's files, give the parseable ones their ids, begin its strict parse."""
         nonlocal next_id, touched_suites
         touched_suites |= forget_files(con, [e.path for e, _ in batch if e.path in known])
@@ -303,9 +301,8 @@ def _ingest(
             if not harness.staged:
                 prepared.logs.append((entry, facts.digest, harness.name))
                 continue
-            reason = precheck_file(entry, max_bytes, facts.data)
-            if not reason and (facts.maybe_constants or facts.maybe_deep):
-                reason = strict_json_problem(entry.abspath)
+            suspicious = bool(facts.maybe_constants or facts.maybe_deep)
+            reason = reader.judge(entry, max_bytes, facts.data, suspicious)
             if reason:
                 record_file(con, entry, facts.digest, None)
                 record_problems(con, [(entry.path, "file", reason)])
@@ -325,37 +322,8 @@ def _ingest(
 
     def store(prepared: _Prepared) -> None:
         """Parse what the batch's readers have not, and store the batch."""
-        large, framed, staged = prepared.large, prepared.framed, prepared.staged
-        frame = staged.frame  # None: no frame (the stager had no scratch directory)
-        if large and framed and frame:  # one transaction for both
-            parse_strict_and_framed(
-                con, large, framed, max_bytes, frame, staged.strict, staged.framed, staged.cases
-            )
-        else:
-            # only one part was begun: its cases were flattened alone
-            if large:
-                parse_batch(
-                    con,
-                    large,
-                    max_bytes,
-                    reader="strict",
-                    staged=staged.strict,
-                    cases_staged=staged.cases,
-                )
-            if framed and frame:
-                parse_batch(
-                    con,
-                    framed,
-                    max_bytes,
-                    reader="framed",
-                    frame=frame,
-                    framed_staged=staged.framed,
-                    cases_staged=staged.cases,
-                )
-            elif framed:
-                parse_batch(con, framed, max_bytes)
-        if prepared.rest:
-            parse_batch(con, prepared.rest, max_bytes)
+        large, framed = prepared.large, prepared.framed
+        reader.store(con, large, framed, prepared.rest, prepared.staged, max_bytes)
         read_ids = _load_rows_batch(con, prepared.logs, settings, max_bytes, take_id)
         _distrust_changed(con, prepared)
         parsed = sorted(rid for _, _, rid in large + framed + prepared.rest)  # file order
@@ -371,14 +339,14 @@ def _ingest(
     with (
         ThreadPoolExecutor(max_workers=1) as pool,
         tempfile.TemporaryDirectory(prefix="relidash-load-", dir=_memory_backed_tmp()) as scratch,
-        BatchStager(con, Path(scratch)) as stager,
+        reader.stager(con, Path(scratch)) as stager,
     ):
         strict_first = {
             e.path
             for e in candidates
             if e.size >= STRICT_MIN_BYTES
             and not e.path.endswith("/")
-            and head_has_every_field(e.abspath)
+            and reader.tries_strict_first(e.abspath)
         }
         # Those leave NaN / Infinity to the strict parse (a tenth of the cost there).
         facts_ahead = _facts_ahead(pool, candidates, strict_first)
@@ -446,7 +414,7 @@ class _Prepared:
     framed: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # in a frame
     rest: list[tuple[FileEntry, str, int]] = field(default_factory=list)  # the JSON reader's
     logs: list[RowItem] = field(default_factory=list)  # read in Python by their harness
-    staged: Staged = field(default_factory=Staged)  # the parses of `large` and `framed`, begun
+    staged: Any = None  # the reader's parses of `large` and `framed`, begun
 
 
 def _as_digested(entry: FileEntry, facts: FileFacts) -> FileEntry:
@@ -522,7 +490,7 @@ def _facts(abspath: str, constants: bool) -> FileFacts:
             return directory_facts(abspath)
         return file_facts(abspath, constants=constants, keep_below=FRAMED_BELOW)
     except OSError:
-        return FileFacts("", False, False)  # precheck_file names the reason
+        return FileFacts("", False, False)  # the reader's judgement names the reason
 
 
 def _memory_backed_tmp() -> str | None:

@@ -19,17 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from dashboard.data.catalog.queries import fetch_rows, run_query
+from dashboard.data.catalog.queries import fetch_rows, reader_buffer_bytes, run_query
 from dashboard.data.catalog.schema import CASE_TEXT_COLUMNS, TRIALS_ONLY_COLUMNS
 from dashboard.data.formats import harness_named
-from dashboard.data.formats.multivon.staging import reader_buffer_bytes
-from dashboard.data.formats.protocol import (
-    CASE_TRIAL_COLUMNS,
-    FormatProblem,
-    directory_members,
-    directory_stamp,
-)
+from dashboard.data.formats.protocol import CASE_TRIAL_COLUMNS, FormatProblem
 from dashboard.data.sources import SourceError
+from dashboard.data.sources.digests import directory_members, directory_stamp
 from dashboard.data.sources.reports import DirectorySource, NotInSource, ReportSource
 
 if TYPE_CHECKING:

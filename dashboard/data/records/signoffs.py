@@ -42,7 +42,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dashboard.data.load.facts import file_digests
 from dashboard.data.records.ledger import (
     PREVIOUS,
     PREVIOUS_SHA256,
@@ -59,6 +58,7 @@ from dashboard.data.records.schema import (
     parse_time,
     record_errors,
 )
+from dashboard.data.sources.digests import file_digests
 
 __all__ = [
     "DECISIONS",

@@ -1,10 +1,11 @@
 """multivon-eval reports (0.4 onwards): one `.json` file each, staged by DuckDB's JSON
-reader (dashboard/data/formats/multivon/staging.py, queries/stage_*.sql), not read here. This package only
-tells the loader so and words the harness's UNKNOWN reasons; it claims every file no other
-harness does, so that a file that is no report at all is named with multivon-eval's
-fields in mind.
+reader in batches (reader.py; staging.py, stager.py and queries/stage_*.sql), checked
+cheaply first (checks.py) and judged from the staged rows (findings.py). Its trial records
+carry digests a review checks (trial_digests.py). It claims every file no other harness
+does, so that a file that is no report at all is named with multivon-eval's fields in
+mind.
 
-Must not: touch DuckDB, import Streamlit or Altair, or write anything.
+Must not: import Streamlit or Altair, or write anywhere but the catalog.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dashboard.data.formats import MULTIVON
-from dashboard.data.formats.protocol import FormatProblem, NoSettings, ReportRows, Settings
+from dashboard.data.formats.multivon.reader import READER
+from dashboard.data.formats.multivon.trial_digests import check_trial_digests
+from dashboard.data.formats.protocol import (
+    FormatProblem,
+    NoSettings,
+    ReportRows,
+    Settings,
+    TrialDigests,
+)
 from dashboard.data.formats.unknown_wording import TERMS
 
 if TYPE_CHECKING:
@@ -28,6 +37,7 @@ class MultivonHarness:
     settings_table = None
     terms = TERMS[MULTIVON]
     staged = True
+    staged_reader = READER
     declared_release = "target_version"
 
     def claims(self, path: str, leading: bytes) -> bool:
@@ -47,6 +57,9 @@ class MultivonHarness:
 
     def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
         return None  # the stats floor words them as multivon-eval does
+
+    def check_records(self, path: Path) -> TrialDigests:
+        return check_trial_digests(path)
 
 
 HARNESS = MultivonHarness()

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import duckdb
 
-from dashboard.data.catalog.problems import staged_findings
-from dashboard.data.catalog.queries import execute
-
 # the readers are called through their module (staging.stage_framed, ...), as the store
 # calls them: a reader replaced there (the tests' spies on where a parse ran) is replaced
 # for both
-from dashboard.data.formats.multivon import staging
+import dashboard.data.formats.multivon.staging as staging
+from dashboard.data.catalog.queries import execute
+from dashboard.data.formats.multivon.findings import staged_findings
 from dashboard.data.formats.multivon.staging import (
     STAGE_DATABASE,
     STAGE_PARTS,

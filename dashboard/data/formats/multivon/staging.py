@@ -24,18 +24,16 @@ from typing import TypeVar
 import duckdb
 
 from dashboard.data.catalog import roll_back
-from dashboard.data.catalog.problems import (
+from dashboard.data.catalog.problems import record_file, record_files, record_problems
+from dashboard.data.catalog.queries import execute, load_query, reader_buffer_bytes
+from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_STRUCTURE
+from dashboard.data.formats.multivon.checks import has_constant_literal, strict_json_problem
+from dashboard.data.formats.multivon.findings import (
     Findings,
     duckdb_reason,
-    record_file,
-    record_files,
-    record_problems,
     reject_files,
     staged_findings,
 )
-from dashboard.data.catalog.queries import execute, load_query
-from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_STRUCTURE
-from dashboard.data.load.facts import MIB, has_constant_literal, strict_json_problem
 from dashboard.data.sources.walk import FileEntry
 
 FRAME_TAG = "relidash:report"
@@ -415,13 +413,3 @@ class Flattened:
 
     table: str
     findings: Findings
-
-
-def reader_buffer_bytes(largest: int, limit: int) -> int:
-    """`read_json`'s maximum_object_size for files of at most `largest` bytes.
-
-    DuckDB sizes its read buffers by it: the 256 MiB limit itself would cost a load much
-    CPU time (most of it in the kernel, mapping memory). Twice the largest file leaves room
-    for a file that grew since it was measured; never above the size limit.
-    """
-    return min(limit, 2 * largest + MIB) + 1

@@ -15,20 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dashboard.data.formats.protocol import TrialDigests
+
 TRIAL_SCHEMA = "multivon.trial/v1"
 _MAX_LISTED = 5
-
-
-@dataclass(frozen=True)
-class TrialDigests:
-    trials: int  # trial records carrying a digest
-    mismatched: tuple[str, ...]  # "case <id> run <n> attempt <a>" of each that does not match
-    mismatched_count: int = 0
-    readable: bool = True  # False: not a JSON report relidash could read for this
 
 
 def canonical_digest(value: Any) -> str:
