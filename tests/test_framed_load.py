@@ -23,7 +23,7 @@ from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.formats.multivon import checks, stager, staging
-from dashboard.data.load import ingest
+from dashboard.data.load import batches
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9
@@ -46,11 +46,11 @@ def catalog_tables(
     """
     with monkeypatch.context() as patch:
         if batch_files:
-            patch.setattr(ingest, "BATCH_FILES", batch_files)
+            patch.setattr(batches, "BATCH_FILES", batch_files)
         if not framed:
-            patch.setattr(ingest, "FRAMED_BELOW", 0)
+            patch.setattr(batches, "FRAMED_BELOW", 0)
         if strict_small:
-            patch.setattr(ingest, "STRICT_MIN_BYTES", 0)
+            patch.setattr(batches, "STRICT_MIN_BYTES", 0)
         con = open_catalog(MEMORY)
         try:
             loading.refresh_catalog(con, root)
@@ -205,7 +205,7 @@ def test_the_scratch_frame_is_gone_after_the_load(
 ) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    monkeypatch.setattr(ingest, "_memory_backed_tmp", lambda: str(scratch))
+    monkeypatch.setattr(batches, "_memory_backed_tmp", lambda: str(scratch))
     root = populate(tmp_path / "reports", fixture_reports()[:4])
     con = open_catalog(MEMORY)
     loading.refresh_catalog(con, root)

@@ -37,7 +37,7 @@ from dashboard.data.catalog import (
 from dashboard.data.catalog.queries import execute
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_TABLES
 from dashboard.data.formats.multivon import checks, reader, staging
-from dashboard.data.load import ingest
+from dashboard.data.load import batches, ingest
 from dashboard.data.load.ingest import IngestResult
 from dashboard.simulate.records import content_digest
 
@@ -261,7 +261,7 @@ def bad_load(
     (root / "with-bom.json").write_bytes(b"\xef\xbb\xbf" + small_reports[0].read_bytes())
     with pytest.MonkeyPatch.context() as patch:
         if request.param == "strict-first":
-            patch.setattr(ingest, "STRICT_MIN_BYTES", 0)
+            patch.setattr(batches, "STRICT_MIN_BYTES", 0)
             patch.setattr(reader, "head_has_every_field", lambda abspath: True)
         document, _ = load(root)
     return root, document
@@ -325,7 +325,7 @@ def test_trial_fields_the_load_does_not_read_may_hold_any_type(tmp_path: Path) -
     for name, source, padding in (
         ("framed.json", "mv-0.20.0_all-pass_runs3.json", 0),
         ("read.json", "mv-0.20.0_early-stop_runs8.json", 0),
-        ("strict.json", "mv-0.20.0_early-stop_runs8.json", ingest.STRICT_MIN_BYTES),
+        ("strict.json", "mv-0.20.0_early-stop_runs8.json", batches.STRICT_MIN_BYTES),
     ):
         sources[name] = source
         shutil.copyfile(FIXTURES / source, unedited / source)
@@ -337,8 +337,8 @@ def test_trial_fields_the_load_does_not_read_may_hold_any_type(tmp_path: Path) -
         trial["digest"] = content_digest({k: v for k, v in trial.items() if k != "digest"})
         write(edited / name, data)
     sizes = {name: (edited / name).stat().st_size for name in sources}
-    assert sizes["framed.json"] < ingest.FRAMED_BELOW <= sizes["read.json"]
-    assert sizes["read.json"] < ingest.STRICT_MIN_BYTES <= sizes["strict.json"]
+    assert sizes["framed.json"] < batches.FRAMED_BELOW <= sizes["read.json"]
+    assert sizes["read.json"] < batches.STRICT_MIN_BYTES <= sizes["strict.json"]
     assert checks.head_has_every_field(str(edited / "strict.json"))
     expected, _ = load(unedited)
     document, result = load(edited)

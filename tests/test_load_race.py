@@ -4,7 +4,7 @@ file's SHA-256 to numbers parsed from other bytes.
 
 A load digests each file (scan.file_facts), then parses it; a file of 256 KiB or more is
 read a second time by DuckDB for the parse. The race is made deterministic by wrapping
-ingest._facts, the digest's one call per file: the writer rewrites the report there,
+batches._facts, the digest's one call per file: the writer rewrites the report there,
 before or after the digest is taken. Every rewrite keeps the file's size and sets its
 mtime back (as `cp -p` of a same-size file does), so size and mtime alone cannot tell the
 versions apart, and the file's mtime is an hour old, so it is not "racy" either.
@@ -23,7 +23,7 @@ from report_files import case, write_report
 
 from dashboard.analysis.review import EvidenceChanged, evidence_sha256
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.load import ingest
+from dashboard.data.load import batches, ingest
 from dashboard.data.load.facts import FileFacts
 from dashboard.data.load.ingest import ingest_directory
 from dashboard.data.sources.digests import file_digests
@@ -32,7 +32,7 @@ from dashboard.data.sources.reports import as_source
 # "refund" passes 2 of 5, then 3 of 5: one byte changes, the size does not
 OLD, NEW = b'"run_pass_rate": 0.4', b'"run_pass_rate": 0.6'
 HOUR_AGO = time.time_ns() - 3600 * 10**9
-PADDING = 300 * 1024  # over ingest.FRAMED_BELOW: the parse reads the file again
+PADDING = 300 * 1024  # over batches.FRAMED_BELOW: the parse reads the file again
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def reports(tmp_path: Path) -> Path:
     )
     with path.open("ab") as handle:
         handle.write(b" " * PADDING)  # JSON allows trailing whitespace
-    assert path.stat().st_size > ingest.FRAMED_BELOW
+    assert path.stat().st_size > batches.FRAMED_BELOW
     os.utime(path, ns=(HOUR_AGO, HOUR_AGO))
     return root
 
@@ -105,7 +105,7 @@ def racing(
 ) -> list[int]:
     """Wrap the digest of `target`, once: `before` runs just before it is read, `after`
     just after (then the parse reads the file). Returns a list that counts the races."""
-    real = ingest._facts
+    real = batches._facts
     raced: list[int] = []
 
     def facts(abspath: str, constants: bool) -> FileFacts:
@@ -118,7 +118,7 @@ def racing(
         finally:
             after()
 
-    monkeypatch.setattr(ingest, "_facts", facts)
+    monkeypatch.setattr(batches, "_facts", facts)
     return raced
 
 
@@ -168,7 +168,7 @@ def test_a_file_written_just_before_the_load_is_checked_by_its_bytes_and_kept(
     now: its ctime is recent) may change again unseen by its stat: it is digested once
     more after its parse, and, unchanged, its digest is kept and trusted by the next load."""
     reads: list[str] = []
-    check_globals = ingest.unchanged_since_digest.__globals__
+    check_globals = batches.unchanged_since_digest.__globals__
     real = check_globals["file_digests"]
 
     def counting(path: str | Path) -> tuple[str, str]:

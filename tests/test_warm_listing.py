@@ -19,7 +19,7 @@ from report_files import is_report
 
 from dashboard.analysis import loading
 from dashboard.data.catalog import open_catalog
-from dashboard.data.load import freshness, ingest
+from dashboard.data.load import freshness, ingest, plan
 from dashboard.data.sources.walk import part_of
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -57,7 +57,7 @@ def counting_known_files(monkeypatch: pytest.MonkeyPatch) -> list[set[str] | Non
             calls.append(parts)
         return real(con, parts)
 
-    monkeypatch.setattr(ingest, "known_files", counted)
+    monkeypatch.setattr(plan, "known_files", counted)
     monkeypatch.setattr(freshness, "known_files", counted)
     return calls
 

@@ -1,0 +1,2 @@
+-- How many problems the catalog holds. One row: (n).
+SELECT count(*) AS n FROM problems
