@@ -220,6 +220,32 @@ def test_modules_are_small_and_the_top_level_is_thin() -> None:
     assert len(top) <= MAX_TOP_LEVEL_MODULES, top
 
 
+MAX_DATA_FUNCTION_LINES = 80
+
+
+def long_functions(modules: Mapping[str, Path], most: int) -> dict[str, int]:
+    """Functions (module.name) longer than `most` lines."""
+    found = {}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > most:
+                    found[f"{name}.{node.name}"] = lines
+    return found
+
+
+def test_no_function_of_the_data_floor_is_long() -> None:
+    data = {n: p for n, p in package_modules().items() if n.startswith("dashboard.data")}
+    assert long_functions(data, MAX_DATA_FUNCTION_LINES) == {}
+
+
+def test_a_long_function_is_caught(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def short():\n    pass\n\n\ndef long():\n" + "    x = 1\n" * 90)
+    assert long_functions({"m": module}, MAX_DATA_FUNCTION_LINES) == {"m.long": 91}
+
+
 def test_every_module_says_its_role() -> None:
     missing = [
         name
