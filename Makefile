@@ -36,13 +36,13 @@ $(UPSTREAM)/.installed:
 # Azurite, Microsoft's Azure Storage emulator, for the az:// tests: from the npm registry
 # into .tools/ (git-ignored), with Node.js from Debian's packages where the machine has none.
 AZURITE := .tools/azurite/node_modules/.bin/azurite-blob
-$(AZURITE): $(VENV)/.test-installed tests/azure_server.py
+$(AZURITE): $(VENV)/.test-installed tests/support/azure_server.py
 	command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm </dev/null)
-	$(BIN)/python tests/azure_server.py install
+	$(BIN)/python tests/support/azure_server.py install
 
 # RELIDASH_REQUIRE_TOOLS=1: a test whose tool is missing (Chromium, Node.js and Azurite, the
 # storage emulators, ssh-keygen, multivon-eval) fails here rather than skips, as under CI
-# (tests/required_tools.py); a bare `pytest` on a workstation skips it.
+# (tests/support/required_tools.py); a bare `pytest` on a workstation skips it.
 test: $(VENV)/.test-installed $(UPSTREAM)/.installed $(AZURITE)
 	bash tools/ensure_chromium.sh
 	command -v ssh-keygen >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client </dev/null)

@@ -26,36 +26,36 @@ TESTS = ROOT / "tests"
 
 # (test, the words its failure must carry): one test behind each guard
 GUARDED = {
-    "tests/test_trial_digests.py::test_multivon_eval_refuses_the_trial_relidash_flags": (
+    "tests/data/test_trial_digests.py::test_multivon_eval_refuses_the_trial_relidash_flags": (
         f"{UPSTREAM_PYTHON} is not set"
     ),
-    "tests/test_stats_upstream.py::test_suite_pass_k_matches_upstream": f"{UPSTREAM_PYTHON} is not set",
-    "tests/test_browser_first_page.py::test_the_headline_is_in_view_at_1280_by_720": (
+    "tests/stats/test_stats_upstream.py::test_suite_pass_k_matches_upstream": f"{UPSTREAM_PYTHON} is not set",
+    "tests/browser/test_browser_first_page.py::test_the_headline_is_in_view_at_1280_by_720": (
         "the playwright package is not installed"
     ),
-    "tests/test_browser.py::test_a_deep_link_connects_at_the_server_root_at_once": (
+    "tests/browser/test_browser.py::test_a_deep_link_connects_at_the_server_root_at_once": (
         "the playwright package is not installed"
     ),
-    "tests/test_packet.py::test_hostile_strings_are_text_and_nothing_is_loaded": (
+    "tests/render/test_packet.py::test_hostile_strings_are_text_and_nothing_is_loaded": (
         "the playwright package is not installed"
     ),
-    "tests/test_oidc.py::test_signed_out_every_page_shows_only_the_sign_in": (
+    "tests/browser/test_oidc.py::test_signed_out_every_page_shows_only_the_sign_in": (
         "the playwright package is not installed"
     ),
-    "tests/test_sources.py::test_each_listing_is_fresh": "moto[server] is not installed",
-    "tests/test_gcs_source.py::test_a_missing_bucket_is_not_an_empty_listing": (
+    "tests/data/test_sources.py::test_each_listing_is_fresh": "moto[server] is not installed",
+    "tests/data/test_gcs_source.py::test_a_missing_bucket_is_not_an_empty_listing": (
         "gcp-storage-emulator is not installed"
     ),
-    "tests/test_azure_source.py::test_a_missing_container_is_an_error_not_an_empty_list": (
+    "tests/data/test_azure_source.py::test_a_missing_container_is_an_error_not_an_empty_list": (
         "Node.js (node) is not on PATH"
     ),
-    "tests/test_endpoint_redaction.py::test_a_cli_error_hides_the_endpoint_credentials": (
+    "tests/cli/test_endpoint_redaction.py::test_a_cli_error_hides_the_endpoint_credentials": (
         "s3fs is not installed"
     ),
-    "tests/test_ledger.py::test_a_key_not_among_the_allowed_signers_does_not_verify": (
+    "tests/data/test_ledger.py::test_a_key_not_among_the_allowed_signers_does_not_verify": (
         "ssh-keygen is not on PATH"
     ),
-    "tests/test_first_page.py::test_the_setting_names_the_directory_of_the_address": (
+    "tests/app/test_first_page.py::test_the_setting_names_the_directory_of_the_address": (
         "node is not on PATH"
     ),
 }
@@ -144,7 +144,7 @@ def test_no_test_module_reads_the_tool_variables_itself() -> None:
     )
     readers = [
         f"{path.name}:{n}"
-        for path in sorted(TESTS.glob("*.py"))
+        for path in sorted(TESTS.rglob("*.py"))
         if path.name not in ("required_tools.py", Path(__file__).name)
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if own.search(line)

@@ -4,7 +4,7 @@ Stdlib only; reuses make_fixtures.py's throwaway venvs (one per multivon-eval ve
 and tools/fixture_agent.py, so every file is what that version's own save_json writes.
 
 Upstream's numbers for them go with the other fixtures' into tests/expected/fixtures.json
-(make_fixtures.write_numbers), which tests/test_golden.py compares relidash's with.
+(make_fixtures.write_numbers), which tests/data/test_golden.py compares relidash's with.
 
 The history is what an upgraded team's directory holds: before 0.19 a release is named
 by the model (`support-bot@v1.4.0`); from 0.19 by its declared target version (`v1.6.0`,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from dashboard.analysis.policy import GateRule
 
 # analysis.releases.LATEST and stats.METRICS; spelled here so building the parser imports
-# no pandas or numpy (tests/test_cli.py checks they agree).
+# no pandas or numpy (tests/cli/test_cli.py checks they agree).
 LATEST = "latest"
 METRIC_PASS_HAT_K = "pass^k"
 METRICS = ("pass@k", METRIC_PASS_HAT_K)

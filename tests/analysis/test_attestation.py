@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from cli_run import run_cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SUITE = "support-agent"
 HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 

@@ -30,7 +30,7 @@ from dashboard.render import charts
 from dashboard.render.diff import diff_html
 from dashboard.render.formatting import display_release_table, short_case_id
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 SUITE = "support-agent"

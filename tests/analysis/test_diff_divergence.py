@@ -17,7 +17,7 @@ from dashboard.analysis.diffing import (
 )
 from dashboard.render.diff import diff_html
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_reports"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_reports"
 
 GREETINGS = [
     "I can help with that. One moment.",

@@ -28,7 +28,7 @@ from dashboard.analysis.review import (
 )
 from dashboard.analysis.verifying import check_evidence
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_reports"
 SUITE = "support-agent"
 RELEASE = "v1.11.0"

@@ -13,7 +13,7 @@ from app_env import app_serving
 from cli_run import run_cli
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 POLICY = """
 [[rule]]

@@ -281,7 +281,7 @@ def test_missing_policy_file(tmp_path: Path) -> None:
 
 
 def test_example_policy_in_the_repository_parses() -> None:
-    rules = policy.read_policy(Path(__file__).parents[1] / "examples" / "gate-policy.toml")
+    rules = policy.read_policy(Path(__file__).parents[2] / "examples" / "gate-policy.toml")
     assert any(r.slice == "risk_tier:safety" and r.uses == "value" for r in rules)
     assert any(r.slice is None and r.uses == "ci_low" for r in rules)
 

@@ -23,7 +23,7 @@ from dashboard.analysis.suite_k import shortest_runs, suite_k
 from dashboard.data.catalog import open_catalog
 from dashboard.render import headline as headline_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 
 

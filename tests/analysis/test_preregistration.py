@@ -25,7 +25,7 @@ from dashboard.analysis import review as review_module
 from dashboard.analysis.preregistration import FIXED_BEFORE, NOT_REGISTERED, SET_AFTER
 from dashboard.render.packet import parse_packet
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SUITE = "support-agent"
 FIRST_REPORT = "2026-04-13T09:00:03Z"  # sample_reports' v1.11.0: its earliest recorded trial
 

@@ -35,7 +35,7 @@ from dashboard.analysis.review import build_review
 from dashboard.analysis.summary import report_overview
 from dashboard.data.catalog import open_catalog
 
-HISTORY = Path(__file__).resolve().parent / "fixtures" / "release_identity"
+HISTORY = Path(__file__).resolve().parents[1] / "fixtures" / "release_identity"
 SUITE = "support-agent"
 TIMED = ("01", "03", "04", "05", "07")
 

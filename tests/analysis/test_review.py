@@ -41,7 +41,7 @@ from dashboard.analysis.review import (
 )
 from dashboard.data.catalog import open_catalog
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_reports"
 SUITE = "support-agent"
 RELEASE = "v1.11.0"  # the suite's latest release (0.19-0.20 format, 5 runs per case)

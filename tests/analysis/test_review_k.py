@@ -23,7 +23,7 @@ from dashboard.analysis.review import Review, build_review, review_json
 from dashboard.data.catalog import open_catalog
 from dashboard.render import formatting, packet, review_tables
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_reports"
 SUITE = "support-agent"
 RELEASE = "v1.11.0"

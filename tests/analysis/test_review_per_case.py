@@ -11,7 +11,7 @@ import pytest
 from app_env import app_serving
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 POLICY = """
 [[rule]]

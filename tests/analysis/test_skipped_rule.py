@@ -12,7 +12,7 @@ the grader rule at work on its own. The rule is pinned here on the real 0.17.0 f
 with the flag taken away (removed, or false): upstream's from_dict accepts both and gives
 exactly the numbers it gives the untouched file (tests/expected/fixtures.json), since its
 own grader rule makes the case skipped again. With RELIDASH_UPSTREAM_PYTHON set (always
-under `make test` and CI: tests/required_tools.py), upstream is asked again about the
+under `make test` and CI: tests/support/required_tools.py), upstream is asked again about the
 edited files themselves.
 """
 
@@ -31,7 +31,7 @@ from required_tools import upstream_python
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.load.ingest import ingest_directory
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "mv-0.17.0_skipped-case_runs5.json"
 UPSTREAM = json.loads((REPO / "tests" / "expected" / "fixtures.json").read_text())[FIXTURE.name]
 TOLERANCE = 1e-9

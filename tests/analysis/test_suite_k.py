@@ -30,7 +30,7 @@ from dashboard.analysis.suite_k import (
 from dashboard.data.catalog import open_catalog
 from dashboard.data.catalog.queries import run_query
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 
 

@@ -12,7 +12,7 @@ from dashboard.analysis import loading, slices
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.queries import run_query
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ROOTS = [REPO / "sample_reports", REPO / "tests" / "fixtures"]
 
 

@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from dashboard.app import auth
 from dashboard.app.auth import email_allowed
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app" / "main.py")
-FIXTURES = Path(__file__).parent / "fixtures"
+APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app" / "main.py")
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 AUTH = {
     "redirect_uri": "http://localhost:8501/oauth2callback",
     "cookie_secret": "test-only-not-a-secret",

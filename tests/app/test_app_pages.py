@@ -27,7 +27,7 @@ from dashboard.analysis.diffing import diff_lines, separating_row
 from dashboard.data.catalog import open_catalog
 from dashboard.render.diff import diff_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 TIMEOUT = 60  # AppTest's 3 s default is too short for a first load on a busy machine.

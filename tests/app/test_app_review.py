@@ -27,7 +27,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.data.records.signoffs import read_signoffs
 from dashboard.render.compact import short_sha
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 TIMEOUT = 60

@@ -20,7 +20,7 @@ from streamlit.testing.v1.util import patch_config_options
 from dashboard.app import state as app_state
 from dashboard.cli.reports import streamlit_flags
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 SECRET = f"/var/cache/relidash-secret/catalog.duckdb held by pid {os.getpid()}"

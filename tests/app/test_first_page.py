@@ -16,7 +16,7 @@ from streamlit import file_util
 from dashboard.app.first_page import BASE_SCRIPT, routes
 from dashboard.app.pages import PAGES, URL_PATHS
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "dashboard" / "app" / "page_scripts"
+SCRIPTS = Path(__file__).resolve().parents[2] / "dashboard" / "app" / "page_scripts"
 
 
 def client(base: str = "") -> TestClient:

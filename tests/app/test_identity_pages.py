@@ -1,5 +1,5 @@
 """The Review, Case and Data pages (AppTest) on a history whose files name releases and
-cases two ways (tests/fixtures/release_identity/, see tests/test_release_identity.py): the
+cases two ways (tests/fixtures/release_identity/, see tests/analysis/test_release_identity.py): the
 Review page defaults to the latest earlier release with a computable Δ and says why, says
 when cases were matched by input, and the Data page says how the suite names releases.
 """
@@ -14,7 +14,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 HISTORY = ROOT / "tests" / "fixtures" / "release_identity"
 TIMEOUT = 60

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.data.records.signoffs import write_signoff
 from dashboard.data.records.sshsig import sign_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports" / "support-agent"
 

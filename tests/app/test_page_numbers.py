@@ -91,7 +91,7 @@ def add_problem_files(reports: Path) -> None:
 @pytest.fixture(scope="module")
 def reports_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("page_numbers") / "reports"
-    # multivon-eval's numbers only: the Inspect sample suite has its own (tests/test_inspect.py)
+    # multivon-eval's numbers only: the Inspect sample suite has its own (tests/data/test_inspect.py)
     shutil.copytree(SAMPLE, copy, ignore=shutil.ignore_patterns("*.eval"))
     add_problem_files(copy)
     return copy

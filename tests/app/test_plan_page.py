@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.render.formatting import md
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 

@@ -4,7 +4,7 @@ whole milliseconds, repeated UNKNOWN reasons said once, SHA-256 cut with the ful
 kept.
 
 The AppTest part runs the real entry point on a private copy of sample_reports/ with an
-in-memory catalog, as tests/test_app_pages.py does; expectations are looked up through
+in-memory catalog, as tests/app/test_app_pages.py does; expectations are looked up through
 the functions the pages call.
 """
 
@@ -33,7 +33,7 @@ from dashboard.render.compact import (
 )
 from dashboard.stats import rank_flakiest, rank_lottery
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 TIMEOUT = 60

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.cli import main as cli
 from dashboard.render.export import csv_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["releases", "slices", "lottery", "gates", "calculator", "data"]
 
 

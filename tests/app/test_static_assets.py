@@ -27,7 +27,7 @@ from streamlit import file_util
 from dashboard.app import static_assets
 from dashboard.app.static_assets import StaticAssets, accepts_gzip
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STATIC = Path(file_util.get_static_dir())
 INDEX = (STATIC / "index.html").read_text(encoding="utf-8")
 # the modules and style sheet a browser fetches before the app connects

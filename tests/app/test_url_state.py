@@ -3,7 +3,7 @@ suite and its k kept when the sidebar opens another page, one k per suite on eve
 the agent-errors switch and the trial picks in the URL, the first page's headline.
 
 A sidebar link opens its page without the URL's parameters (Chromium shows it; see
-tests/test_browser_first_page.py): here the parameters are cleared before each switch.
+tests/browser/test_browser_first_page.py): here the parameters are cleared before each switch.
 Expectations are looked up through the analysis functions the pages call.
 """
 
@@ -25,7 +25,7 @@ from dashboard.analysis.review import build_review
 from dashboard.analysis.suite_k import suite_k
 from dashboard.data.catalog import open_catalog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 TIMEOUT = 60

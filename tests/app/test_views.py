@@ -173,7 +173,7 @@ def test_release_table_agrees_with_estimates_and_comparisons(count_agent_errors:
     from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, suite_pass_k
 
     con = open_catalog(":memory:")
-    loading.refresh_catalog(con, Path(__file__).resolve().parents[1] / "sample_reports")
+    loading.refresh_catalog(con, Path(__file__).resolve().parents[2] / "sample_reports")
     overview = summary.report_overview(con)
     checked = 0
     for suite in releases.suite_names(overview):

@@ -4,7 +4,7 @@ One server per module, on a free port, over a private copy of sample_reports/ (p
 hostile report written here) and a private catalog file. Test tools cannot download a
 browser here, so Chromium is launched from /usr/bin/chromium. Without it (or without the
 playwright package) these tests skip on a workstation and fail under `make test` and CI
-(tests/required_tools.py), where a missing browser must not pass silently.
+(tests/support/required_tools.py), where a missing browser must not pass silently.
 """
 
 from __future__ import annotations
@@ -19,32 +19,30 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 import required_tools
-from servers import free_port, healthy, quiet_since, relidash_command, stop_group
+from chromium import (  # noqa: F401  the helpers other browser tests take from here
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    QUIET,
+    SETTLE_TIMEOUT,
+    STATIC_TABLE,
+    TABLES,
+    assert_no_exception,
+    heading,
+    settle,
+    unavailable,
+)
+from servers import free_port, healthy, relidash_command, stop_group
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 START_TIMEOUT = 90.0  # seconds for the server to answer
-SETTLE_TIMEOUT = 60.0  # seconds for a page's script to finish
-# a page's tables: the grid, or a static table (widgets.data_table draws a small one so,
-# as HTML: formatting.html_table)
-STATIC_TABLE = '[data-testid="stHtml"] table.relidash-table'
-TABLES = f'[data-testid="stDataFrame"], {STATIC_TABLE}'
-QUIET = 1.0  # seconds with no running script before a page counts as rendered
 CHARTS = '[data-testid="stImage"] img[src^="data:image/svg+xml"]'
 CHARTS_ON = {"/": 2, "/releases": 2, "/slices": 1, "/gates": 1, "/calculator": 1, "/review": 1}
 
@@ -71,12 +69,6 @@ PAYLOADS = [SCRIPT, IMG, MARKDOWN_LINK, JS_URL]
 TAG_IMG = "<img src=x onerror=window.__pwned=5>"
 TAG_LINK = "[click me](javascript:window.__pwned=6)"
 HOSTILE_TAG = f"risk_tier:{TAG_IMG} {TAG_LINK}"
-
-
-def unavailable(reason: str) -> NoReturn:
-    required_tools.unavailable(
-        reason, tests=required_tools.BROWSER_TESTS, install=required_tools.BROWSER_INSTALL
-    )
 
 
 # ---- the reports, the catalog and the server ---------------------------------------------
@@ -245,19 +237,6 @@ def page(browser: Any) -> Iterator[Any]:
         context.close()
 
 
-def settle(page: Any) -> None:
-    """Wait for the app to connect, show a heading, and finish running its script."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]')
-        page.locator("h1").first.wait_for()
-    except PlaywrightTimeout:
-        pytest.fail(f"{page.url}: no connected app with a heading:\n{page.inner_text('body')}")
-    if quiet_since(page, QUIET, SETTLE_TIMEOUT) is None:
-        pytest.fail(f"{page.url}: the script was still running after {SETTLE_TIMEOUT} s")
-
-
 def open_path(page: Any, url: str) -> Any:
     page.goto(url)
     settle(page)
@@ -270,15 +249,6 @@ def download_button(page: Any, name: str) -> Any:
     several buttons labelled "Download CSV" (the first in the DOM may be another's)."""
     key = re.sub(r"[^a-zA-Z0-9_-]", "-", f"dl_{name}")
     return page.locator(f".st-key-{key}").get_by_role("button", name="Download CSV")
-
-
-def assert_no_exception(page: Any) -> None:
-    errors = page.locator('[data-testid="stException"]')
-    assert errors.count() == 0, errors.all_inner_texts()
-
-
-def heading(page: Any) -> str:
-    return str(page.locator("h1").first.inner_text()).strip()
 
 
 # ---- tests --------------------------------------------------------------------------------
@@ -331,7 +301,7 @@ def lottery_target(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
         r
         for r in doc["reports"]
         if r["suite"] != HOSTILE_SUITE
-        and r["harness"] == "multivon-eval"  # the Inspect sample suite: tests/test_inspect.py
+        and r["harness"] == "multivon-eval"  # the Inspect sample suite: tests/data/test_inspect.py
         and len(r["lottery"]) >= 2
         and r["lottery"][-1].get("case_id")
         and tuple(int(x) for x in r["format"].split("-")[-1].split(".")[:2]) >= (0, 18)

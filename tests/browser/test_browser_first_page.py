@@ -3,9 +3,9 @@ scrolling at 1280×720, and the sidebar's links keeping the suite, its k and the
 agent-errors switch (a link opens its page without the URL's parameters; the session
 carries them: dashboard/app/state.py).
 
-One `relidash serve` over a private copy of sample_reports/, as tests/test_browser.py
+One `relidash serve` over a private copy of sample_reports/, as tests/browser/test_browser.py
 starts it; skipped without Playwright or /usr/bin/chromium (failed under `make test` and
-CI: tests/required_tools.py).
+CI: tests/support/required_tools.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from servers import free_port, healthy, quiet_since, relidash_command, stop_grou
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

@@ -1,6 +1,6 @@
 """Real-browser check that Markdown from a link or a report is drawn as text: an image
 in it is never fetched and a link never made (Chromium against `relidash serve`, as in
-tests/test_browser.py).
+tests/browser/test_browser.py).
 
 A local HTTP server on 127.0.0.1 counts the requests it gets; the payloads point at it,
 in the query parameters of every report page and in a suite's release names, tags and a
@@ -21,13 +21,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from chromium import CHROMIUM, CHROMIUM_ARGS, SETTLE_TIMEOUT, settle
 from required_tools import require_browser
 from servers import free_port, healthy, relidash_command, stop_group
-from test_browser import CHROMIUM, CHROMIUM_ARGS, SETTLE_TIMEOUT, settle
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "mv-0.18.0_early-stop_runs8.json"
 START_TIMEOUT = 90.0
 SUITE = "leaky-agent"

@@ -1,12 +1,12 @@
 """The Releases table as Chromium shows it, cell by cell, against the summary and upstream.
 
-Reuses tests/test_browser.py's workspace (a copy of sample_reports/ plus its hostile suite),
+Reuses tests/browser/test_browser.py's workspace (a copy of sample_reports/ plus its hostile suite),
 `relidash serve` and Chromium fixtures; this module gets a server of its own. A window of
 releases is a static table (`widgets.data_table`): its cells are read as the browser shows
 their text, after Streamlit rendered their inert Markdown. The downloaded CSV is read too.
 Both are compared column by column with `relidash summary --json --by release` for the
 same files, with multivon-eval 0.20.0's own numbers for the sample reports, and with the
-paired Δ computed in tests/shown_numbers.py: a swapped column, or a bootstrap with another
+paired Δ computed in tests/support/shown_numbers.py: a swapped column, or a bootstrap with another
 seed, fails.
 """
 

@@ -5,7 +5,7 @@ where the test types the subject, which doubles as the e-mail claim), started he
 127.0.0.1. The server runs with a temporary HOME holding .streamlit/secrets.toml and a
 temporary working directory, so no secret is ever written into the repository. Without
 Chromium, Playwright, Streamlit's auth extra or the provider these tests skip on a
-workstation and fail under `make test` and CI (tests/required_tools.py).
+workstation and fail under `make test` and CI (tests/support/required_tools.py).
 
 Also here: `relidash serve --host` on a non-loopback address warns when no [auth] is
 configured (the command is run up to the point where it would become the server).
@@ -30,11 +30,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import required_tools
+from chromium import TABLES
+from chromium import settle as settle_page
 from servers import STOP_BEFORE_EXEC, free_port, healthy, relidash_command, stop_group
-from test_browser import TABLES
-from test_browser import settle as settle_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -22,7 +22,7 @@ from report_files import is_report
 from dashboard.cli import main as cli
 from dashboard.data.catalog import MEMORY
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 SAMPLES = REPO / "sample_reports"
 SMALL = 100_000

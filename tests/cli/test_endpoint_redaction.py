@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.data.sources import SourceError, parse_location, redact_secrets, where
 from dashboard.render.formatting import WORD_JOINER
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 KEY, SECRET = "AKIAEXAMPLEKEY", "wJalrXUtnFEMIexamplesecret"
 URL = "s3://reports-bucket/evals"

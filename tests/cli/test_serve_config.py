@@ -13,7 +13,7 @@ from pathlib import Path
 
 from servers import STOP_BEFORE_EXEC
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_serve_from_another_directory_carries_the_project_settings(tmp_path: Path) -> None:

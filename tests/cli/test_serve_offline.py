@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from servers import free_port, healthy, relidash_command, stop_group
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 START_TIMEOUT = 90.0
 

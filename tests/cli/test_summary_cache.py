@@ -13,7 +13,7 @@ import pytest
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def fresh(con: object, by: str = "file") -> str:

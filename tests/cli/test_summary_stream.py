@@ -15,7 +15,7 @@ from dashboard.analysis import summary
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 
 

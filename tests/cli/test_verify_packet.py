@@ -31,7 +31,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.render.packet import read_packet_block, render_packet
 from dashboard.render.packet_diff import visible_differences
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_reports"
 SUITE = "support-agent"
 RELEASE = "v1.11.0"

@@ -2,11 +2,11 @@
 
 relidash is pointed at the emulator only by the standard AZURE_STORAGE_CONNECTION_STRING
 (adlfs reads it), whose blob endpoint is the counting proxy in front of Azurite
-(tests/azure_server.py): downloads and listings are counted on the wire, not taken from
+(tests/support/azure_server.py): downloads and listings are counted on the wire, not taken from
 relidash's own statistics. The tests upload and overwrite blobs straight at Azurite.
 
 Without Azurite, Node.js or adlfs these tests skip on a workstation and fail under
-`make test` and CI (tests/required_tools.py).
+`make test` and CI (tests/support/required_tools.py).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from dashboard.data.sources.reports import catalog_location, open_source
 
 # pytest finds these fixtures by name in this module (tests/conftest.py names only S3's)
 _AZURE_FIXTURES = (azure_env, azure_proxy, azurite_url, container)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "tests" / "fixtures"
 SMALL = 100_000
 NESTED = "nested/deeper/copy.json"  # a report two "folders" down: the listing recurses

@@ -22,7 +22,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.data.load.snapshot import ServedCatalog
 from dashboard.data.records.signoffs import read_signoffs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_reports" / "code-agent"
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 WAITING = "is in use by another relidash process; waiting for it"

@@ -21,7 +21,7 @@ import pytest
 from dashboard.analysis import loading
 from dashboard.data.load.snapshot import ServedCatalog
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_reports" / "code-agent"
 HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
 BLOCK_BYTES = 262144  # DuckDB's default block size

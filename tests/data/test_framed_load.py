@@ -25,7 +25,7 @@ from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.formats.multivon import checks, stager, staging
 from dashboard.data.load import batches
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 SOURCES = ["mv-0.15.2_early-stop_runs8.json", "mv-0.16.0_runs3.json", "mv-0.18.0_runs1.json"]
 GOOD = "mv-0.17.0_skipped-case_runs5.json"
 

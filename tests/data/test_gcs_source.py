@@ -1,7 +1,7 @@
 """Reports in Google Cloud Storage: `gs://bucket/prefix` listed, loaded, loaded again
 incrementally and failing cleanly, end to end against a real GCS JSON API server.
 
-gcp-storage-emulator runs on 127.0.0.1 behind the counting proxy (tests/gcs_server.py);
+gcp-storage-emulator runs on 127.0.0.1 behind the counting proxy (tests/support/gcs_server.py);
 relidash finds it through the standard STORAGE_EMULATOR_HOST variable and reads it with
 gcsfs, anonymously (`--anon`). Every "downloads nothing" is counted on the wire. The tests
 upload objects straight at the emulator, past the proxy.
@@ -27,7 +27,7 @@ from s3_server import closed_port_url
 from dashboard.data.sources import SourceError, parse_location
 from dashboard.data.sources.objects import datetime_ns, list_objects
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 SMALL = 100_000
 LOADED = re.compile(

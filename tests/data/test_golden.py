@@ -15,8 +15,8 @@ kept and what relidash shows for it.
 
 Inspect AI logs in the same directories (tests/fixtures/inspect/, sample_reports/
 ticket_triage/) are not multivon-eval reports: this oracle leaves them out, and
-tests/test_inspect.py holds them to Inspect's own numbers (tests/expected/inspect.json).
-Harbor job folders (tests/fixtures/harbor/) are left out the same way: tests/test_harbor.py
+tests/data/test_inspect.py holds them to Inspect's own numbers (tests/expected/inspect.json).
+Harbor job folders (tests/fixtures/harbor/) are left out the same way: tests/data/test_harbor.py
 holds them to Harbor's own pass_at_k.
 """
 
@@ -38,7 +38,7 @@ from dashboard.analysis import loading, summary
 from dashboard.cli import main as cli
 from dashboard.data.catalog import MEMORY, open_catalog
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REPORT_DIRS = {"fixtures": REPO / "tests" / "fixtures", "sample_reports": REPO / "sample_reports"}
 # Upstream's numbers for each set, keyed by path relative to the set's directory: the
 # files tools/make_fixtures.py writes (expected_path), named here so that a moved or
@@ -124,7 +124,7 @@ def inspect_logs(root: Path) -> set[str]:
 def harbor_jobs(root: Path) -> set[str]:
     """Paths (relative, POSIX, ending in "/") of the Harbor job folders under root: folders
     with a config.json and a lock.json naming a Harbor version, outside any other job. Each
-    is one report; the files inside are its own (tests/test_harbor.py holds its numbers)."""
+    is one report; the files inside are its own (tests/data/test_harbor.py holds its numbers)."""
     found = set()
     for lock in sorted(root.rglob("lock.json")):
         data = _load_json(lock)
@@ -305,8 +305,8 @@ def test_only_non_report_files_are_file_problems(
 ) -> None:
     """Every JSON file is a loaded report or a listed problem (a non-report, or a report
     upstream refuses that EXPECTED_REFUSED says relidash does not load); every Inspect log
-    and every Harbor job folder is loaded too (their numbers: tests/test_inspect.py,
-    tests/test_harbor.py), and the files inside a job are never problems of their own."""
+    and every Harbor job folder is loaded too (their numbers: tests/data/test_inspect.py,
+    tests/data/test_harbor.py), and the files inside a job are never problems of their own."""
     root = REPORT_DIRS[label]
     document = documents[("service", label)]
     unloaded = {rel for rel, pinned in refused_files(label).items() if "cases" not in pinned}

@@ -30,7 +30,7 @@ from dashboard.data.formats.harbor import job_directories
 from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
 from dashboard.data.sources.digests import file_digests
 
-HARBOR = Path(__file__).resolve().parent / "fixtures" / "harbor"
+HARBOR = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"
 EXPECTED: dict[str, Any] = json.loads((HARBOR / "expected.json").read_text(encoding="utf-8"))
 JOBS = sorted(EXPECTED)
 TOLERANCE = 1e-9

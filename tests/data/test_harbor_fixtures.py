@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-HARBOR = Path(__file__).resolve().parent / "fixtures" / "harbor"
+HARBOR = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"
 EXPECTED: dict[str, Any] = json.loads((HARBOR / "expected.json").read_text(encoding="utf-8"))
 TOLERANCE = 1e-12
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from dashboard.data.formats import MULTIVON, harness_for, harness_named, registry
 from dashboard.data.formats.protocol import Harness, RunTerms
 
-PACKAGE = Path(__file__).resolve().parents[1] / "dashboard"
+PACKAGE = Path(__file__).resolve().parents[2] / "dashboard"
 FORMATS = PACKAGE / "data" / "formats"
 HARNESS_PACKAGES = {p.name for p in FORMATS.iterdir() if (p / "__init__.py").is_file()}
 # A harness's name is only ever compared inside formats/; MULTIVON stays usable elsewhere as

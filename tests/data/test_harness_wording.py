@@ -40,7 +40,7 @@ from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 from dashboard.render.formatting import WORD_JOINER
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, suite_pass_k
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "dashboard" / "app" / "main.py"
 INSPECT_SUITE, MULTIVON_SUITE = "ticket_triage", "support-agent"
 MULTIVON_FILES = ("mv-0.16.0_runs3.json", "mv-0.17.0_skipped-case_runs5.json")

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "mv-0.18.0_early-stop_runs8.json"
 HOSTILE_SUITE = "x'); DROP TABLE reports; --\u202e../../etc \x1b[31m"
 HOSTILE_TAG = 'risk_tier:"; DELETE FROM cases; --'

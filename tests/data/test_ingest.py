@@ -41,7 +41,7 @@ from dashboard.data.load import batches, ingest
 from dashboard.data.load.ingest import IngestResult
 from dashboard.simulate.records import content_digest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 SMALL = 100_000  # bytes: the "other files" are the small fixtures, to keep loads fast
 OLD_NS = 1_600_000_000 * 10**9  # 2020-09-13: far from "now", so no file is racy

@@ -34,7 +34,7 @@ from dashboard.data.formats.inspect.log import case_key
 from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
 from dashboard.stats import pass_at_k, pass_hat_k
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXPECTED = REPO / "tests" / "expected" / "inspect.json"
 ROOTS = {
     "fixtures": REPO / "tests" / "fixtures" / "inspect",

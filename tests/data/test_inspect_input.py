@@ -29,7 +29,7 @@ from dashboard.data.formats import INSPECT, MULTIVON, harness_of
 from dashboard.data.formats.inspect.log import case_key, sample_id_of, value_to_float
 from dashboard.data.formats.inspect.zip_members import read_directory, read_member
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "inspect" / "ticket_triage"
 GOOD_EVAL = FIXTURES / "v2.0.0_epochs3.eval"
 REDUCERS_EVAL = FIXTURES / "v2.2.0_epochs8_reducers.eval"

@@ -39,7 +39,7 @@ from dashboard.data.formats.inspect.zip_members import (
     read_member,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "inspect" / "ticket_triage"
 GOOD_EVAL = FIXTURES / "v2.0.0_epochs3.eval"
 CLAIM = 2000  # the uncompressed size the lying members record

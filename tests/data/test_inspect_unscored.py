@@ -28,7 +28,7 @@ from dashboard.analysis import loading, summary
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.load.transcripts import read_case_trials
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "dashboard" / "app" / "main.py"
 FIXTURES = REPO / "tests" / "fixtures" / "inspect" / "ticket_triage"
 GOOD_EVAL = FIXTURES / "v2.0.0_epochs3.eval"

@@ -20,7 +20,7 @@ from report_files import is_report
 
 from dashboard.cli import main as cli_main
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 COPIES = 2500  # enough files for a load of a few seconds, and for the metrics worker
 
 
@@ -39,7 +39,7 @@ def test_ctrl_c_during_a_load_exits_130_in_one_line(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     deadline = time.monotonic() + 60
     while not catalog.exists():  # past the imports: the load has begun
@@ -58,7 +58,7 @@ def test_ctrl_c_during_a_load_exits_130_in_one_line(tmp_path: Path) -> None:
         [*command, "--catalog", str(catalog)],
         capture_output=True,
         timeout=300,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 0, done.stderr.decode()
     assert len(json.loads(done.stdout)["reports"]) == COPIES
@@ -81,7 +81,7 @@ def test_ctrl_c_during_the_imports_exits_130_in_one_line() -> None:
         [sys.executable, "-c", STOPPED_IMPORT, "summary", "."],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
         timeout=60,
         check=False,
     )

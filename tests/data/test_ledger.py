@@ -26,7 +26,7 @@ from dashboard.analysis.ledger_state import check_ledger
 from dashboard.data.records.signoffs import read_ledger_files, serialise_signoff, write_signoff
 from dashboard.data.records.sshsig import SIGNOFF_NAMESPACE, sign_bytes
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_reports"
 SUITE = "support-agent"
 

@@ -23,7 +23,7 @@ from report_files import case, write_report
 
 from dashboard.analysis.review import EvidenceChanged, evidence_sha256
 from dashboard.data.catalog import MEMORY, open_catalog
-from dashboard.data.load import batches, ingest
+from dashboard.data.load import batches
 from dashboard.data.load.facts import FileFacts
 from dashboard.data.load.ingest import ingest_directory
 from dashboard.data.sources.digests import file_digests

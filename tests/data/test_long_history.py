@@ -21,7 +21,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.render.formatting import unknown_notes
 from dashboard.simulate import simulate_reports
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 RELEASES = 300
 RUNS = 3

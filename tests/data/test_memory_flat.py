@@ -16,7 +16,7 @@ import pytest
 
 from dashboard.simulate import simulate_reports
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GROWTH_BOUND_MB = 60.0
 
 # The document goes to a writer that counts it and keeps none of it, as a pipe to another

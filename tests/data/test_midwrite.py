@@ -32,7 +32,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.data.load.ingest import directory_changed, ingest_directory
 from dashboard.data.sources import walk
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SECOND = 10**9
 LOAD_NS = 1_700_000_000 * SECOND  # the first load's clock (2023-11-14), long before now
 NEXT_LOAD_NS = LOAD_NS + 60 * SECOND  # the next load, a minute later

@@ -30,7 +30,7 @@ from dashboard.data.formats import harness_of
 from dashboard.data.load.transcripts import TRIAL_COLUMNS, read_case_trials
 from dashboard.stats import pass_at_k, pass_hat_k
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "promptfoo"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
 EVALS = sorted(name for name in EXPECTED["files"] if name.endswith(".json"))

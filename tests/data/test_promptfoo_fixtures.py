@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "promptfoo"
 SCRIPT = REPO / "tools" / "promptfoo_fixtures" / "make_fixtures.py"
 

@@ -37,7 +37,7 @@ from dashboard.data.records.signoffs import (
     write_signoff,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "dashboard" / "app" / "main.py"
 SAMPLES = REPO / "sample_reports"
 SUITE = "support-agent"

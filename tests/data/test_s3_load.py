@@ -2,7 +2,7 @@
 ETag, a failed listing that drops nothing, replicas seeded from a catalog built elsewhere,
 and the dashboard served from a bucket in Chromium.
 
-Against moto's S3 server on 127.0.0.1 behind the counting proxy (tests/s3_server.py): every
+Against moto's S3 server on 127.0.0.1 behind the counting proxy (tests/support/s3_server.py): every
 "downloads nothing" is counted on the wire. The tests upload, change and delete objects
 straight at moto, past the proxy.
 """
@@ -46,7 +46,7 @@ from dashboard.data.sources.reports import (
     open_source,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANY = 1500
 # keys a directory walk would skip (a name or a folder starting with "."), and keys DuckDB
 # would read as glob patterns: both must give the numbers a directory of the same files gives
@@ -442,7 +442,7 @@ def test_a_failed_listing_keeps_serving_the_last_good_catalog(
 def bucket_server(
     moto_url: str, proxy: Proxy, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Store]]:
-    from test_browser import unavailable as browser_unavailable
+    from chromium import unavailable as browser_unavailable
 
     if not Path("/usr/bin/chromium").is_file():
         browser_unavailable("Chromium is not installed at /usr/bin/chromium")
@@ -486,8 +486,8 @@ def bucket_server(
 def test_serve_from_a_bucket_renders_the_releases_page(
     bucket_server: tuple[str, Store],
 ) -> None:
+    from chromium import CHROMIUM, CHROMIUM_ARGS, TABLES, assert_no_exception, heading, settle
     from playwright.sync_api import sync_playwright
-    from test_browser import CHROMIUM, CHROMIUM_ARGS, TABLES, assert_no_exception, heading, settle
 
     url, store = bucket_server
     with sync_playwright() as pw:

@@ -26,7 +26,7 @@ from dashboard.data.sources.digests import DIGEST_CHUNK, FAST_DIGEST, file_diges
 from dashboard.data.sources.digests import has_constant as _has_constant
 from dashboard.data.sources.walk import scan_directory
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def reference_depth(data: bytes) -> tuple[int, int]:

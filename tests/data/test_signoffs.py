@@ -37,7 +37,7 @@ from dashboard.data.records.signoffs import (
 )
 from dashboard.data.sources.digests import DIGEST_CHUNK
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIME = "2026-12-01T07:35:00Z"
 NAME = re.compile(r"^20261201T073500Z-[0-9a-f]{16}\.json$")
 

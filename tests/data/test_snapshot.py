@@ -16,7 +16,7 @@ from dashboard.data.load import ingest
 from dashboard.data.load.snapshot import ServedCatalog
 from dashboard.data.load.transcripts import TranscriptUnavailable, read_case_text, read_case_trials
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 WITH_TRIALS = "mv-0.20.0_early-stop_runs8.json"
 
 

@@ -1,6 +1,6 @@
 """The object-storage source against a real S3 HTTP API: moto's server on 127.0.0.1.
 
-relidash talks to the server through a counting proxy (also on 127.0.0.1, tests/s3_server.py)
+relidash talks to the server through a counting proxy (also on 127.0.0.1, tests/support/s3_server.py)
 that records every request before answering it, so "a second sync downloads nothing" and
 "relidash only reads" are counted on the wire, not taken from relidash's own statistics.
 The test itself uploads, changes and deletes objects straight at moto, past the proxy.

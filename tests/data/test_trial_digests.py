@@ -5,7 +5,7 @@ A real 0.20 report (tests/fixtures) with one trial's output edited after writing
 digest left as written, is flagged by `relidash review` (and its packet) and by `verify`;
 the digest is the one multivon-eval itself computes (checked against its TrialRecord when
 RELIDASH_UPSTREAM_PYTHON names a Python with multivon-eval installed, as it must under
-`make test` and CI: tests/required_tools.py).
+`make test` and CI: tests/support/required_tools.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from required_tools import upstream_python
 from dashboard.data.formats.multivon.trial_digests import check_trial_digests
 from dashboard.render.packet import parse_packet
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 REPORT = FIXTURES / "mv-0.20.0_all-pass_runs3.json"
 TRIALS = 12  # the report's 4 cases × 3 runs

@@ -19,8 +19,8 @@ from report_files import is_report
 from dashboard.data.sources import walk
 from dashboard.data.sources.walk import ListingParts, scan_directory
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9
 
 

@@ -22,7 +22,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.data.load import freshness, ingest, plan
 from dashboard.data.sources.walk import part_of
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OLD_NS = 1_600_000_000 * 10**9
 
 

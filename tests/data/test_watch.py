@@ -18,7 +18,7 @@ from dashboard.data.load import snapshot
 from dashboard.data.load.snapshot import ServedCatalog
 from dashboard.data.sources import walk, watch
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 OLD_NS = 1_700_000_000_000_000_000
 
 

@@ -13,7 +13,7 @@ from cli_run import run_cli
 
 from dashboard.cli.main import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 COMMANDS = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
 SAMPLE = ROOT / "sample_reports"

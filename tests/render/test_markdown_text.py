@@ -25,7 +25,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis.cases import case_link_key
 from dashboard.render.formatting import md
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app" / "main.py"
 SAMPLE = ROOT / "sample_reports"
 FIXTURE = ROOT / "tests" / "fixtures" / "mv-0.18.0_early-stop_runs8.json"

@@ -5,7 +5,7 @@ renders when the chart renderer fails.
 
 The browser test launches Debian's Chromium from /usr/bin/chromium; without it (or without
 the playwright package) it skips on a workstation and fails under `make test` and CI
-(tests/required_tools.py).
+(tests/support/required_tools.py).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dashboard.render.packet import (
     render_packet,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 SUITE = "support-agent"
 GENERATED = "2026-04-14T12:00:00Z"

@@ -4,7 +4,7 @@ page, and a header that a hostile release name cannot break out of.
 
 The browser test prints the packet in Debian's Chromium (/usr/bin/chromium); without it
 (or without the playwright package) it skips on a workstation and fails under `make test`
-and CI (tests/required_tools.py).
+and CI (tests/support/required_tools.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.render.packet import STYLE, render_packet
 from dashboard.render.print_page import css_string, print_header
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

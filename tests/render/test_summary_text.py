@@ -19,7 +19,7 @@ from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
 from dashboard.data.catalog.queries import fetch_rows
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # what a DOUBLE can hold that a summary writes (NaN and infinities never reach the text)
 FINITE = st.floats(allow_nan=False, allow_infinity=False)

@@ -18,7 +18,7 @@ from dashboard.data.records.signoffs import read_signoffs
 from dashboard.render.formatting import one_line
 from dashboard.render.visible import visible
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "mv-0.18.0_early-stop_runs8.json"
 
 CLEAR = "\x1b[2J\x1b[H"

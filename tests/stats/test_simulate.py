@@ -2,7 +2,7 @@
 
 The upstream test needs RELIDASH_UPSTREAM_PYTHON pointing at a python with multivon-eval
 installed (e.g. a throwaway venv with multivon-eval==0.20.0); it is skipped otherwise, and
-fails under `make test` and CI, which set it (tests/required_tools.py).
+fails under `make test` and CI, which set it (tests/support/required_tools.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from dashboard.stats import (
 )
 from dashboard.stats.bootstrap import _ArrayCache
 
-# multivon-eval 0.20.0's own helpers, the oracle (tests/upstream_copy.py)
+# multivon-eval 0.20.0's own helpers, the oracle (tests/support/upstream_copy.py)
 _norm_ppf = upstream.norm_ppf
 wilson_interval = upstream.wilson_interval
 _quantile = upstream.quantile

@@ -26,7 +26,7 @@ from dashboard.stats import (
 Z95 = 1.959963984540054
 
 
-# slow, obvious references: upstream's formulas (tests/upstream_copy.py)
+# slow, obvious references: upstream's formulas (tests/support/upstream_copy.py)
 slow_pass_at_k = upstream.pass_at_k
 slow_pass_hat_k = upstream.pass_hat_k
 upstream_norm_ppf = upstream.norm_ppf

@@ -21,7 +21,7 @@ from dashboard.stats import (
     suites_pass_k,
 )
 
-# multivon-eval 0.20.0's passk.py and EvalReport._pass_k_result (tests/upstream_copy.py)
+# multivon-eval 0.20.0's passk.py and EvalReport._pass_k_result (tests/support/upstream_copy.py)
 _norm_ppf = upstream.norm_ppf
 _wilson_interval = upstream.wilson_interval
 _pass_at_k = upstream.pass_at_k

@@ -3,7 +3,7 @@
 Set RELIDASH_UPSTREAM_PYTHON to the python of a venv with multivon-eval installed; the
 test builds EvalReports there in a subprocess and compares its JSON with relidash's
 numbers. Skipped when the variable is unset, failed so under `make test` and CI, which set
-it (tests/required_tools.py).
+it (tests/support/required_tools.py).
 """
 
 from __future__ import annotations

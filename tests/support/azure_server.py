@@ -1,21 +1,21 @@
 """Azurite's Blob service (Microsoft's Azure Storage emulator) on 127.0.0.1 and a counting
-proxy in front of it, for the `az://container/prefix` tests (tests/test_azure_source.py).
+proxy in front of it, for the `az://container/prefix` tests (tests/data/test_azure_source.py).
 
 relidash reaches the emulator the way it reaches a real account: through the standard
 `AZURE_STORAGE_CONNECTION_STRING`, which adlfs reads itself (relidash passes no endpoint).
-The connection string names the proxy (tests/s3_server.py's `counting_proxy`), which records
+The connection string names the proxy (tests/support/s3_server.py's `counting_proxy`), which records
 every request before forwarding it, so "a second load downloads nothing" and "relidash only
 reads" are counted on the wire. The tests upload and overwrite blobs straight at Azurite,
 past the proxy, with azure-storage-blob (which adlfs brings).
 
 Azurite is an npm package, installed into the git-ignored .tools/azurite/ by
 
-    python tests/azure_server.py install
+    python tests/support/azure_server.py install
 
 (`npm install --prefix .tools/azurite azurite@AZURITE_VERSION`, no standard input); the
 `RELIDASH_AZURITE_BLOB` variable may name another `azurite-blob` instead. Without Azurite,
 Node.js or adlfs the tests skip on a workstation and fail under `make test` and CI
-(tests/required_tools.py), where a missing package must not pass silently. A test module uses the fixtures by importing them:
+(tests/support/required_tools.py), where a missing package must not pass silently. A test module uses the fixtures by importing them:
 `from azure_server import azure_env, azure_proxy, azurite_url, container`.
 """
 
@@ -48,7 +48,7 @@ from s3_server import (
 
 from dashboard.data.sources import Location, parse_location
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools"
 AZURITE_DIR = TOOLS / "azurite"
 AZURITE_VERSION = "3.35.0"
@@ -62,7 +62,7 @@ ACCOUNT_KEY = (
 
 
 AZURE_TESTS = "the Azure Blob tests"
-AZURE_INSTALL = "pip install 'relidash[azure]'; python tests/azure_server.py install"
+AZURE_INSTALL = "pip install 'relidash[azure]'; python tests/support/azure_server.py install"
 
 
 def unavailable(reason: str) -> NoReturn:
@@ -99,7 +99,7 @@ def require_packages() -> str:
 def install_azurite() -> Path:
     """Azurite into .tools/azurite (git-ignored by .tools/.gitignore); its azurite-blob."""
     AZURITE_DIR.mkdir(parents=True, exist_ok=True)
-    (TOOLS / ".gitignore").write_text("# local tools (tests/azure_server.py install)\n*\n")
+    (TOOLS / ".gitignore").write_text("# local tools (tests/support/azure_server.py install)\n*\n")
     subprocess.run(
         [
             "npm",
@@ -311,5 +311,5 @@ __all__ = [
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["install"]:
-        raise SystemExit("usage: python tests/azure_server.py install")
+        raise SystemExit("usage: python tests/support/azure_server.py install")
     print(install_azurite())

@@ -1,13 +1,13 @@
 """gcp-storage-emulator (a GCS JSON API server) on 127.0.0.1 and a counting proxy in front of
-it, for the gs:// tests (tests/test_gcs_source.py).
+it, for the gs:// tests (tests/data/test_gcs_source.py).
 
 relidash reaches the emulator through the standard `STORAGE_EMULATOR_HOST` variable, set to
-the proxy (tests/s3_server.py's, which forwards any HTTP), so that "a second load downloads
+the proxy (tests/support/s3_server.py's, which forwards any HTTP), so that "a second load downloads
 nothing" and "relidash only reads" are counted on the wire. The tests themselves create
 buckets and upload objects straight at the emulator, past the proxy, with plain HTTP.
 
 Without gcp-storage-emulator or gcsfs the tests skip on a workstation and fail under
-`make test` and CI (tests/required_tools.py), where a missing package must not pass silently. A test module uses the fixtures by
+`make test` and CI (tests/support/required_tools.py), where a missing package must not pass silently. A test module uses the fixtures by
 importing them:
 `from gcs_server import bucket_fixture, gcs_env, gcs_proxy, gcs_url` (fixture `bucket`).
 """

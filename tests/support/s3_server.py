@@ -1,5 +1,5 @@
 """moto's S3 server on 127.0.0.1 and a counting proxy in front of it, for the object-storage
-tests (tests/test_sources.py, tests/test_s3_load.py) and the benchmark.
+tests (tests/data/test_sources.py, tests/data/test_s3_load.py) and the benchmark.
 
 relidash talks to the server through the proxy, which records every request before
 answering it, so "a second load downloads nothing" and "relidash only reads" are counted
@@ -7,7 +7,7 @@ on the wire, not taken from relidash's own statistics. The tests themselves uplo
 change and delete objects straight at moto, past the proxy.
 
 Without moto's server, s3fs or boto3 the tests skip on a workstation and fail under
-`make test` and CI (tests/required_tools.py), where a missing package must not pass
+`make test` and CI (tests/support/required_tools.py), where a missing package must not pass
 silently. A test module uses the fixtures by importing them:
 `from s3_server import aws_env, moto_url, proxy, store`.
 """
@@ -37,7 +37,7 @@ import required_tools
 
 from dashboard.data.sources import Location, parse_location
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 PREFIX = "reports"
 START_TIMEOUT = 60.0
@@ -49,7 +49,7 @@ def unavailable(
     tests: str = "the object-storage tests",
     install: str = "pip install 'moto[server]' s3fs",
 ) -> NoReturn:
-    """Skip on a workstation; fail where every tool is required (tests/required_tools.py)."""
+    """Skip on a workstation; fail where every tool is required (tests/support/required_tools.py)."""
     required_tools.unavailable(reason, tests=tests, install=install)
 
 
@@ -102,8 +102,8 @@ def child_server(
 ) -> Iterator[str]:
     """`command` in a child process serving http://127.0.0.1:`port` (its output in `log`):
     yields the URL once `answers(url)` is true (an OSError means not yet), and stops the
-    process at the end. The object-storage servers of tests/gcs_server.py and
-    tests/azure_server.py start this way too."""
+    process at the end. The object-storage servers of tests/support/gcs_server.py and
+    tests/support/azure_server.py start this way too."""
     with open(log, "wb") as out:
         server = subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL

@@ -1,6 +1,6 @@
 """Read back the numbers a page or a CSV download shows, and say what they must equal.
 
-Shared by tests/test_page_numbers.py (AppTest) and tests/test_browser_numbers.py
+Shared by tests/app/test_page_numbers.py (AppTest) and tests/browser/test_browser_numbers.py
 (Chromium). The expectations never come from the analysis function a page calls: they
 come from `relidash summary --json` (run as a subprocess), from multivon-eval's own
 numbers (tests/expected/sample_reports.json, written by tools/upstream_numbers.py with
@@ -30,7 +30,7 @@ from dashboard.data.catalog import open_catalog
 from dashboard.data.catalog.queries import fetch_rows
 from dashboard.stats.paired import paired_bootstrap_ci
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
 UPSTREAM = ROOT / "tests" / "expected" / "sample_reports.json"
 
