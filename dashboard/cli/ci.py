@@ -54,6 +54,9 @@ def register(subparsers: Any) -> None:
             "or when the paired CI of its change against a base release stays above "
             "-X (--max-drop X); it fails when the CI lies wholly on the wrong side, and is "
             "UNDECIDED when the CI straddles the threshold. UNDECIDED and UNKNOWN fail. "
+            "Where the reported CI covers too little, a verdict reads it widened (to the BCa "
+            "interval, the Wilson interval at 20 cases or fewer, Student's t for a paired "
+            "change) and says 'widened CI'. "
             "Exit 0 when every rule passes, 1 otherwise, 2 on a usage error."
         ),
     )

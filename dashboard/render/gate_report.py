@@ -65,7 +65,8 @@ def verdict_line(v: GateVerdict) -> str:
     whole_ci_below = v.verdict == FAILED and v.uses == USES_CI_LOW and v.ci_high < v.threshold
     compared = v.ci_high if whole_ci_below else observed
     digits = _digits_to_show(compared, v.threshold)
-    # a verdict at a few cases reads a widened interval (estimates.verdict_interval)
+    # where the reported interval is too narrow a verdict reads a widened one
+    # (estimates.verdict_interval)
     ci = "widened CI" if v.method == METHOD_WIDENED else "CI"
     interval = f"{ci} [{v.ci_low:.{digits}f}, {v.ci_high:.{digits}f}]"
     numbers = f"({name} = {v.value:.3f}, {interval}, {v.n_cases} cases)"
@@ -90,8 +91,9 @@ def verdict_line(v: GateVerdict) -> str:
 
 def _drop_line(name: str, v: GateVerdict) -> str:
     assert v.ci_low is not None and v.ci_high is not None and v.value is not None
+    paired = "widened paired CI" if v.method == METHOD_WIDENED else "paired CI"
     change = (
-        f"Δ{name} {v.value:+.3f} against {v.base}, paired CI [{v.ci_low:+.3f}, "
+        f"Δ{name} {v.value:+.3f} against {v.base}, {paired} [{v.ci_low:+.3f}, "
         f"{v.ci_high:+.3f}] over {v.n_cases} matched cases"
     )
     allowed = f"-{v.threshold:.3f}"

@@ -396,6 +396,9 @@ def _method_section(r: Review) -> str:
         "extrapolated, and a rule that is UNKNOWN fails. A rule is UNDECIDED when the 95% "
         "interval straddles its threshold: the evidence neither meets nor rules out the "
         "claim, more trials would decide it, and until then it is not a pass.",
+        "Where the percentile interval covers too little, a rule's verdict reads a wider one "
+        f'and says "widened CI": the {INTERVAL_NOTE["widened"]}; for a regression rule, '
+        "the paired interval widened to hold Student's t interval of the mean difference.",
         f"Error policy: {r.policy_text}",
         "The paired Δ against the base is the mean over matched cases of (release − base), "
         f"with a {PAIRED_INTERVAL}, which cancels each case's difficulty out of the difference. "

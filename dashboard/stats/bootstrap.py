@@ -316,6 +316,20 @@ def cluster_bootstrap_ci(
     return low, high, method
 
 
+def cluster_resample_means(values: npt.ArrayLike, n_boot: int = 2000, seed: int = 0) -> FloatArray:
+    """The resample means behind cluster_bootstrap_ci's interval, shape (rows, n_boot):
+    the same draws, for an interval built from more of their distribution than two of its
+    quantiles (stats/covering.py's BCa)."""
+    rows = _check_values(values)
+    m, n_boot, seed = _check_choice_args(rows.shape[1], n_boot, seed)
+    out = np.empty((rows.shape[0], n_boot))
+    for start in range(0, rows.shape[0], _CHUNK_ROWS):
+        out[start : start + _CHUNK_ROWS] = _resample_means(
+            rows[start : start + _CHUNK_ROWS], m, n_boot, seed
+        )
+    return out
+
+
 # A numerator off a whole number by more than this is not one: the row takes the float path.
 _WHOLE_TOLERANCE = 1e-6
 # Resample sums of whole numerators below this sort as 16-bit integers (_whole_percentiles).

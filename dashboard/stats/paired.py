@@ -59,6 +59,7 @@ class PairedDelta:
     ci_high: float
     n_pairs: int
     p_value: float = 1.0
+    spread: float = 0.0  # the differences' standard deviation (m − 1 denominator; 0 for one)
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def paired_bootstrap_ci(
     indices = cpython_choice_indices(differences.size, n_boot, seed)
     means = _resample_means(differences, indices)
     low, high = _interval(means, point, confidence)
-    return PairedDelta(point, low, high, int(differences.size), _p_value(means))
+    spread = float(differences.std(ddof=1)) if differences.size > 1 else 0.0
+    return PairedDelta(point, low, high, int(differences.size), _p_value(means), spread)
 
 
 def _p_value(means: FloatArray) -> float:

@@ -4,11 +4,13 @@ how many more trials would settle an UNDECIDED verdict.
 Every answer is a simulation of the estimator and interval relidash reports (the
 per-case unbiased estimator, the cluster bootstrap over cases with its Wilson fallback,
 `bootstrap.cluster_bootstrap_ci`; the paired bootstrap for a change,
-`paired.paired_bootstrap_ci`), run on the release's own cases. A simulated case's
-success rate is drawn from the Jeffreys posterior Beta(c + 1/2, n − c + 1/2) of an
-observed case, so a case seen 8 of 8 is near-reliable but not certainly perfect, and
-the plan carries the uncertainty of the rates it starts from. A design with more cases
-than were observed draws its cases from the observed ones with replacement.
+`paired.paired_bootstrap_ci`), run on the release's own cases; whether a verdict is
+decided, or a drop shown, on the wider interval a verdict reads (`covering`). A
+simulated case's success rate is drawn from the Jeffreys posterior Beta(c + 1/2,
+n − c + 1/2) of an observed case, so a case seen 8 of 8 is near-reliable but not
+certainly perfect, and the plan carries the uncertainty of the rates it starts from. A
+design with more cases than were observed draws its cases from the observed ones with
+replacement.
 
 Must not: read the catalog, format an answer, or import pandas, DuckDB or Streamlit.
 
@@ -27,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .bootstrap import cluster_bootstrap_ci
+from .covering import paired_verdict_bounds, suite_verdict_bounds
 from .estimators import METRIC_PASS_HAT_K, check_cases, check_k, check_metric, pass_at_k, pass_hat_k
 from .paired import paired_bootstrap_ci
 
@@ -175,7 +178,7 @@ def drop_power(
             delta = paired_bootstrap_ci(
                 np.atleast_1d(before), np.atleast_1d(after), 0.95, PLAN_BOOT, seed
             )
-            shown += delta.ci_high < 0
+            shown += paired_verdict_bounds(delta)[1] < 0
         power = shown / simulations
         out.append(Design(cases, trials, power, power >= POWER))
     return out
@@ -219,7 +222,8 @@ def trials_to_decide(
         passes = c_arr + rng.binomial(more, rates)
         runs = np.broadcast_to(n_arr + more, passes.shape)
         values = _estimates(np.ascontiguousarray(runs), passes, k, metric)
-        low, high = _intervals(values, seed)
+        # the interval the verdict reads, so "decided" means what the gate would say
+        low, high = suite_verdict_bounds(values, *_intervals(values, seed), 0.95, PLAN_BOOT, seed)
         estimate = values.mean(axis=1)
         observed = low if on_ci_low else estimate
         # as analysis/gating.three_way: a claim of perfection falls with one failure

@@ -300,7 +300,9 @@ def test_rule_verdicts_equal_gate(
             for text in (out + err).splitlines()
             if text.startswith(rule["rule"].split(": ")[0])
         )
-        assert f"= {rule['value']:.3f}, CI [{rule['ci_low']:.3f}, {rule['ci_high']:.3f}]" in line
+        # the interval a verdict reads, widened where the reported one is too narrow
+        numbers = f"{rule['ci_low']:.3f}, {rule['ci_high']:.3f}]"
+        assert re.search(rf"= {rule['value']:.3f}, (widened )?CI \[{re.escape(numbers)}", line)
         assert f"required {rule['threshold']:.3f}" in line
 
 

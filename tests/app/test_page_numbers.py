@@ -58,6 +58,7 @@ from dashboard.analysis.estimates import WIDEN_CASES
 from dashboard.analysis.suite_k import suite_ks
 from dashboard.data.catalog import open_catalog
 from dashboard.stats import METRIC_PASS_HAT_K, PassKResult, suite_pass_k
+from dashboard.stats.covering import suite_verdict_bounds
 from dashboard.stats.intervals import wilson_interval
 
 APP = ROOT / "dashboard" / "app" / "main.py"
@@ -744,8 +745,8 @@ def test_lottery_table_and_csv_for_every_release(
 
 # ---- Gates -------------------------------------------------------------------------------------
 
-# Verdicts are three-way (UNDECIDED when the CI straddles the threshold) and, at
-# WIDEN_CASES cases or fewer, read a widened interval: the sentence for each.
+# Verdicts are three-way (UNDECIDED when the CI straddles the threshold) and read a
+# widened interval where the reported one is too narrow: the sentence for each.
 _GATE_NUMBERS = (
     r"\(pass\^\d+ = (?P<value>\d+\.\d+), (?P<widened>widened )?CI "
     r"\[(?P<low>\d+\.\d+), (?P<high>\d+\.\d+)\], (?P<cases>\d+) cases\)"
@@ -777,14 +778,16 @@ def decimals(number_text: str) -> int:
     return len(number_text.split(".")[1])
 
 
-def verdict_interval(cell: Mapping[str, Any], n_cases: int) -> tuple[float, float]:
-    """The CI a verdict reads (and `relidash gate` prints): the reported one, widened at
-    WIDEN_CASES cases or fewer to hold the Wilson interval of the value as a proportion."""
+def verdict_interval(cell: Mapping[str, Any], values: Sequence[float]) -> tuple[float, float]:
+    """The CI a verdict reads (and `relidash gate` prints): the reported one widened to hold
+    the BCa interval on the same resamples, and at WIDEN_CASES cases or fewer the Wilson
+    interval of the value as a proportion; from dashboard.stats on the per-case values."""
     low, high = float(cell["ci_low"]), float(cell["ci_high"])
-    if n_cases > WIDEN_CASES:
-        return low, high
-    wilson_low, wilson_high = wilson_interval(float(cell["value"]) * n_cases, n_cases)
-    return min(low, wilson_low), max(high, wilson_high)
+    wide_low, wide_high = suite_verdict_bounds([list(values)], [low], [high])
+    if len(values) <= WIDEN_CASES:
+        wilson_low, wilson_high = wilson_interval(float(cell["value"]) * len(values), len(values))
+        assert wide_low[0] <= wilson_low and wide_high[0] >= wilson_high
+    return float(wide_low[0]), float(wide_high[0])
 
 
 def expected_verdict(value: float, low: float, high: float, threshold: float) -> str:
@@ -804,10 +807,12 @@ def gate_row_errors(
     expected: Sequence[tuple[str, Mapping[str, Any] | None, float]],
     n_cases: int,
     reason: str,
+    values: Sequence[float],
     rounding: float = 0.0,
 ) -> list[str]:
-    """One row of the Gates table against its expected cell(s) (the first one decides);
-    `rounding`: how far a number shown may be from its value (the page's 4 decimals)."""
+    """One row of the Gates table against its expected cell(s) (the first one decides),
+    `values` the per-case pass^k of its cases in file order; `rounding`: how far a number
+    shown may be from its value (the page's 4 decimals)."""
     where = f"{release} {tag or '(all cases)'} k={k}"
     errors = []
     if (row["release"], row["slice"]) != (release, tag or "(all cases)"):
@@ -817,7 +822,7 @@ def gate_row_errors(
     if int(row["n_cases"]) != n_cases:
         errors.append(f"{where} n_cases {row['n_cases']}, expected {n_cases}")
     for source, cell, tolerance in expected:
-        low, high = verdict_interval(cell, n_cases) if known(cell) else (None, None)
+        low, high = verdict_interval(cell, values) if known(cell) else (None, None)
         for column, exact in (
             ("pass_hat_k", cell["value"] if cell else None),
             ("ci_low", low),
@@ -835,7 +840,7 @@ def gate_row_errors(
         return errors
     assert cell is not None
     value = float(cell["value"])
-    low, high = verdict_interval(cell, n_cases)
+    low, high = verdict_interval(cell, values)
     verdict = expected_verdict(value, low, high, threshold)
     if row["verdict"] != verdict:
         errors.append(f"{where} verdict {row['verdict']}, expected {verdict}")
@@ -896,6 +901,7 @@ def gates_errors(
                 sources.append(("upstream", up["pass_hat_k"].get(str(k)), UPSTREAM_TOLERANCE))
             n_cases = rec["cases"]["evaluated"]
             reason = (cell or {}).get("unknown_reason") or ""
+            members = case_rows[rec["file"]]
         else:
             members = [
                 r for r in case_rows[rec["file"]] if tag in [str(t) for t in r["tags"] or []]
@@ -903,8 +909,11 @@ def gates_errors(
             result = pass_hat_result(members, k)
             sources = [("dashboard.stats", cell_of(result), EXACT)]
             n_cases, reason = result.n_cases, result.unknown_reason
+        counted = evaluated(members)
+        within_trials = counted and k <= min(r["n"] for r in counted)  # else UNKNOWN
+        values = [pass_hat(r["n"], r["c"], k) for r in counted] if within_trials else []
         errors += gate_row_errors(
-            row, rec["release"], tag, threshold, k, sources, n_cases, reason, rounding
+            row, rec["release"], tag, threshold, k, sources, n_cases, reason, values, rounding
         )
     return errors
 
