@@ -1,4 +1,5 @@
-"""Data: every report file and every problem from the load."""
+"""Data: every report (a file holds one, or several: a promptfoo eval one per prompt and
+provider) and every problem from the load."""
 
 import streamlit as st
 
@@ -12,7 +13,11 @@ version = app_state.version()
 overview = app_state.overview(version)
 problems = app_state.problems(version)
 st.caption(f"Reports: {md(app_state.reports_label())}")
-st.subheader(f"Report files ({len(overview)})")
+files_read = overview["file"].nunique() if len(overview) else 0
+if files_read == len(overview):
+    st.subheader(f"Report files ({len(overview)})")
+else:  # a promptfoo eval holds a report per prompt and provider, a Harbor job one per agent
+    st.subheader(f"Reports ({len(overview)}, from {files_read} files)")
 files = overview[
     [
         "file",
