@@ -106,8 +106,8 @@ def refresh_catalog(
         pending = compute_pending_metrics(con)
     if pending or stored:
         # The metrics pass may add report warnings (stored blocks that disagree).
-        problems = con.execute("SELECT count(*) FROM problems").fetchall()
-        result = replace(result, problems=int(problems[0][0]))
+        problems = fetch_rows(con, "problem_count")
+        result = replace(result, problems=int(problems[0]["n"]))
     return result
 
 
@@ -227,9 +227,7 @@ class _MetricsProcess:
 
 def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
     """Metrics, lottery ranks and stored-block checks for reports that lack them."""
-    if not con.execute(
-        "SELECT 1 FROM reports WHERE report_id NOT IN (SELECT report_id FROM metrics) LIMIT 1"
-    ).fetchall():
+    if not fetch_rows(con, "any_report_without_metrics"):
         mark_metrics_complete(con)
         return 0
     pending = [
