@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_load import fresh_bytecode, run_timed  # noqa: E402
+from figures import keep  # noqa: E402
 
 SOURCE_JOB = REPO / "tests" / "fixtures" / "harbor" / "h026-core-mini"
 TARGET_TRIALS_PER_S = 2000.0
@@ -123,6 +124,36 @@ def main() -> None:
               f"{'met' if warm < TARGET_WARM_S else 'MISSED'})")  # fmt: skip
         print(f"new job: {new_job:6.2f} s  ({added} trial folders; target < "
               f"{TARGET_NEW_JOB_S:g} s: {'met' if new_job < TARGET_NEW_JOB_S else 'MISSED'})")  # fmt: skip
+    keep(
+        "bench_harbor",
+        "python benchmarks/bench_harbor.py",
+        [
+            (
+                "Harbor jobs cold",
+                f"{cold:.2f} s, {rate:,.0f} trial folders/s",
+                f">= {TARGET_TRIALS_PER_S:,.0f}/s",
+                _verdict(rate >= TARGET_TRIALS_PER_S),
+            ),
+            (
+                "Harbor jobs warm",
+                f"{warm:.2f} s",
+                f"< {TARGET_WARM_S:g} s",
+                _verdict(warm < TARGET_WARM_S),
+            ),
+            (
+                "Harbor: one new job",
+                f"{new_job:.2f} s ({added:,} trial folders)",
+                f"< {TARGET_NEW_JOB_S:g} s",
+                _verdict(new_job < TARGET_NEW_JOB_S),
+            ),
+        ],  # fmt: skip
+        setting=f"{args.jobs} jobs x {args.tasks} tasks x {args.attempts} attempts "
+        f"({trials:,} trial folders, {files:,} JSON files)",
+    )
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "missed"
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_load import fresh_bytecode, run_timed  # noqa: E402
+from figures import keep  # noqa: E402
 
 TEMPLATE = REPO / "tests" / "fixtures" / "promptfoo" / "ticket_routing_v2.json"
 REPEATS = 5
@@ -117,6 +118,21 @@ def main(argv: list[str] | None = None) -> int:
           f"(target < {TARGET_COLD_S:g} s: {verdict})")  # fmt: skip
     print(f"warm load (median of {args.warm_runs}): {warm:.2f} s")
     print(f"one new eval: {one_new:.2f} s")
+    keep(
+        "bench_promptfoo",
+        "python benchmarks/bench_promptfoo.py",
+        [
+            (
+                "promptfoo evals cold",
+                f"{cold:.2f} s ({reports} reports), peak RSS {cold_rss:.0f} MB",
+                f"< {TARGET_COLD_S:g} s",
+                verdict,
+            ),
+            ("promptfoo evals warm", f"{warm:.2f} s"),
+            ("promptfoo: one new eval", f"{one_new:.2f} s"),
+        ],  # fmt: skip
+        setting=f"{args.evals} evals x {rows // args.evals} rows ({size / 2**20:.0f} MiB)",
+    )
     return 0 if cold < TARGET_COLD_S else 1
 
 

@@ -21,7 +21,10 @@ from generated_page import write_or_check  # noqa: E402
 FIGURES = ROOT / "benchmarks" / "figures"
 DOC = ROOT / "docs" / "performance.md"
 # the order the benchmarks appear in, most read first
-ORDER = ["bench_load", "bench_long", "bench_pages", "bench_inspect", "bench_s3"]
+ORDER = [
+    "bench_load", "bench_long", "bench_pages", "bench_inspect", "bench_harbor",
+    "bench_promptfoo", "bench_s3",
+]  # fmt: skip
 
 HEADER = """\
 # Performance
