@@ -12,6 +12,7 @@ Must not: import Streamlit or Altair, or write anywhere but the catalog.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,7 +186,33 @@ class Harness(Protocol):
 
 
 class RowHarness:
-    """Defaults for a harness read in Python: no directory reports, no rewording."""
+    """Defaults for a harness read in Python: no directory reports, no rewording; a case's
+    trials read back as its `trials_query` gives them, each with the transcript and graders
+    `transcripts` reads from the file."""
+
+    trials_query: str  # a named query: a case's trial rows and what reading them needs
+
+    def case_trials(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        report_id: int,
+        case_idx: int,
+        path: Path,
+        size: int,
+    ) -> pd.DataFrame:
+        # at call time: the wording every floor reads imports this module, and DuckDB
+        # must not come with it (render/ never opens the catalog)
+        from dashboard.data.catalog.queries import fetch_rows
+
+        rows = fetch_rows(con, self.trials_query, report_id=report_id, case_idx=case_idx)
+        return trials_frame(rows, self.transcripts(rows, path, size) if rows else [])
+
+    def transcripts(
+        self, rows: list[dict[str, Any]], path: Path, size: int
+    ) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Each trial row's transcript and graders, read back from `path` (FormatProblem or
+        OSError when it cannot be read again)."""
+        raise NotImplementedError
 
     staged = False
     staged_reader: StagedReader | None = None
@@ -203,3 +230,19 @@ class RowHarness:
 
     def check_records(self, path: Path) -> TrialDigests:
         return TrialDigests(0, ())
+
+
+def trials_frame(
+    rows: list[dict[str, Any]], filled: list[tuple[str, list[dict[str, Any]]]]
+) -> pd.DataFrame:
+    """A case's trials as the pages read them (CASE_TRIAL_COLUMNS): the catalog's rows, each
+    with its transcript (`output`) and its graders as JSON (`evaluators`)."""
+    import pandas as pd
+
+    for row, (output, graders) in zip(rows, filled, strict=True):
+        row["output"] = output
+        row["evaluators"] = json.dumps(graders, ensure_ascii=False, default=str)
+    return pd.DataFrame(
+        [{name: row[name] for name in CASE_TRIAL_COLUMNS} for row in rows],
+        columns=list(CASE_TRIAL_COLUMNS),
+    )

@@ -13,13 +13,11 @@ Must not: import Streamlit or Altair, or write anywhere but the catalog.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import HARBOR
 from dashboard.data.formats.harbor.job import read_harbor_settings, read_job
 from dashboard.data.formats.harbor.outcome import trial_outcome
@@ -27,7 +25,6 @@ from dashboard.data.formats.harbor.rows import job_rows
 from dashboard.data.formats.harbor.transcript import evaluators, read_task_attempts, transcript
 from dashboard.data.formats.harbor.unknown import word_unknowns
 from dashboard.data.formats.protocol import (
-    CASE_TRIAL_COLUMNS,
     ReportRows,
     RowHarness,
     RunTerms,
@@ -36,7 +33,6 @@ from dashboard.data.formats.protocol import (
 
 if TYPE_CHECKING:
     import duckdb
-    import pandas as pd
 
 TERMS = RunTerms(
     trials="attempts",
@@ -107,34 +103,29 @@ class HarborHarness(RowHarness):
     def read(self, path: str, size: int, max_bytes: int, settings: Settings) -> list[ReportRows]:
         return job_rows(read_job(path), settings)  # type: ignore[arg-type]
 
-    def case_trials(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        report_id: int,
-        case_idx: int,
-        path: Path,
-        size: int,
-    ) -> pd.DataFrame:
-        """A task's attempts: outcomes from the catalog, transcripts from the job folder."""
-        import pandas as pd
+    trials_query = "harbor_case_trials"
 
-        rows = fetch_rows(con, "harbor_case_trials", report_id=report_id, case_idx=case_idx)
-        if not rows:
-            return pd.DataFrame(columns=list(CASE_TRIAL_COLUMNS))
+    def transcripts(
+        self, rows: list[dict[str, Any]], path: Path, size: int
+    ) -> list[tuple[str, list[dict[str, Any]]]]:
+        """A task's attempts, read from the job folder in the order the catalog holds them."""
         first = rows[0]
         key, threshold = str(first["reward_key"]), float(first["pass_threshold"])
         attempts = read_task_attempts(str(path), str(first["case_id"]), str(first["eval_key"]))
-        for row, trial in zip(rows, [*attempts, *[None] * len(rows)], strict=False):
+        filled: list[tuple[str, list[dict[str, Any]]]] = []
+        for _, trial in zip(rows, [*attempts, *[None] * len(rows)], strict=False):
             if trial is None:
-                row["output"], row["evaluators"] = NO_TRANSCRIPT, "[]"
+                filled.append((NO_TRANSCRIPT, []))
                 continue
             outcome = trial_outcome(trial, bool(first["valid_rule"]), key, threshold)
             folder = str(path / trial["_folder"])
-            row["output"] = transcript(folder, trial, outcome, key, threshold)
-            row["evaluators"] = json.dumps(
-                evaluators(outcome, key, threshold), ensure_ascii=False, default=str
+            filled.append(
+                (
+                    transcript(folder, trial, outcome, key, threshold),
+                    evaluators(outcome, key, threshold),
+                )
             )
-        return pd.DataFrame([{name: row[name] for name in CASE_TRIAL_COLUMNS} for row in rows])
+        return filled
 
     def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
         word_unknowns(con, report_ids)

@@ -7,12 +7,10 @@ words a report's UNKNOWN reasons in samples and epochs.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import INSPECT
 from dashboard.data.formats.inspect.log import (
     LogProblem,
@@ -25,7 +23,6 @@ from dashboard.data.formats.inspect.transcript import evaluators, read_sample_ep
 from dashboard.data.formats.inspect.unknown import word_unknowns
 from dashboard.data.formats.inspect.zip_members import ZIP_MAGIC
 from dashboard.data.formats.protocol import (
-    CASE_TRIAL_COLUMNS,
     FormatProblem,
     ReportRows,
     RowHarness,
@@ -36,7 +33,6 @@ from dashboard.data.names import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     import duckdb
-    import pandas as pd
 
 # An Inspect JSON log opens with one of EvalLog's fields (it writes `version` first);
 # a multivon-eval report opens with `suite` or `schema`.
@@ -74,20 +70,12 @@ class InspectHarness(RowHarness):
         except LogProblem as exc:
             raise FormatProblem(str(exc)) from exc
 
-    def case_trials(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        report_id: int,
-        case_idx: int,
-        path: Path,
-        size: int,
-    ) -> pd.DataFrame:
-        """A sample's epochs: outcomes from the catalog, transcripts from the log."""
-        import pandas as pd
+    trials_query = "inspect_case_trials"
 
-        rows = fetch_rows(con, "inspect_case_trials", report_id=report_id, case_idx=case_idx)
-        if not rows:
-            return pd.DataFrame(columns=list(CASE_TRIAL_COLUMNS))
+    def transcripts(
+        self, rows: list[dict[str, Any]], path: Path, size: int
+    ) -> list[tuple[str, list[dict[str, Any]]]]:
+        """A sample's epochs, read from the log by the scorer and threshold it was read with."""
         first = rows[0]
         scorer, threshold = str(first["scorer"]), float(first["pass_threshold"])
         try:
@@ -96,15 +84,16 @@ class InspectHarness(RowHarness):
             )
         except LogProblem as exc:
             raise FormatProblem(str(exc)) from exc
+        filled: list[tuple[str, list[dict[str, Any]]]] = []
         for row in rows:
             sample = epochs.get(int(row["run_index"]))
-            row["output"] = transcript(sample, scorer, threshold) if sample else NO_TRANSCRIPT
-            row["evaluators"] = json.dumps(
-                evaluators(sample, scorer, threshold) if sample else [],
-                ensure_ascii=False,
-                default=str,
-            )
-        return pd.DataFrame([{name: row[name] for name in CASE_TRIAL_COLUMNS} for row in rows])
+            if sample is None:
+                filled.append((NO_TRANSCRIPT, []))
+            else:
+                filled.append(
+                    (transcript(sample, scorer, threshold), evaluators(sample, scorer, threshold))
+                )
+        return filled
 
     def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
         word_unknowns(con, report_ids)

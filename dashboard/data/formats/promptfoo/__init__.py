@@ -9,11 +9,9 @@ timestamp: it is claimed here only to say so.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import PROMPTFOO
 from dashboard.data.formats.promptfoo.eval import (
     jsonl_problem,
@@ -26,7 +24,6 @@ from dashboard.data.formats.promptfoo.rows import eval_rows
 from dashboard.data.formats.promptfoo.transcript import evaluators, transcript
 from dashboard.data.formats.promptfoo.unknown import NO_TESTS, word_unknowns
 from dashboard.data.formats.protocol import (
-    CASE_TRIAL_COLUMNS,
     FormatProblem,
     ReportRows,
     RowHarness,
@@ -37,7 +34,6 @@ from dashboard.data.names import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     import duckdb
-    import pandas as pd
 
 JSONL = ".jsonl"
 # An eval file is read whole to show one case (it has no index): up to the load's default
@@ -80,20 +76,12 @@ class PromptfooHarness(RowHarness):
             raise jsonl_problem(path)
         return eval_rows(read_eval(path, size, max_bytes), path, settings)  # type: ignore[arg-type]
 
-    def case_trials(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        report_id: int,
-        case_idx: int,
-        path: Path,
-        size: int,
-    ) -> pd.DataFrame:
-        """A test's repeats: outcomes from the catalog, transcripts from the eval file."""
-        import pandas as pd
+    trials_query = "promptfoo_case_trials"
 
-        rows = fetch_rows(con, "promptfoo_case_trials", report_id=report_id, case_idx=case_idx)
-        if not rows:
-            return pd.DataFrame(columns=list(CASE_TRIAL_COLUMNS))
+    def transcripts(
+        self, rows: list[dict[str, Any]], path: Path, size: int
+    ) -> list[tuple[str, list[dict[str, Any]]]]:
+        """A test's repeats, read from the eval file's rows of the report's pair."""
         first = rows[0]
         found = read_eval(str(path), size, max(size, READ_BACK_LIMIT))
         pair_rows = found.rows.get(int(first["prompt_idx"]))
@@ -104,14 +92,14 @@ class PromptfooHarness(RowHarness):
             )
         tests, _ = tests_of(pair_rows, found.repeats)
         repeats = tests.get(str(first["case_id"]), [])
+        filled: list[tuple[str, list[dict[str, Any]]]] = []
         for row in rows:
             position = int(row["run_index"]) - 1
             source = repeats[position] if 0 <= position < len(repeats) else None
-            row["output"] = transcript(source) if source else NO_TRANSCRIPT
-            row["evaluators"] = json.dumps(
-                evaluators(source) if source else [], ensure_ascii=False, default=str
+            filled.append(
+                (transcript(source), evaluators(source)) if source else (NO_TRANSCRIPT, [])
             )
-        return pd.DataFrame([{name: row[name] for name in CASE_TRIAL_COLUMNS} for row in rows])
+        return filled
 
     def word_unknowns(self, con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
         word_unknowns(con, report_ids)
