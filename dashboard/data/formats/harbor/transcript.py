@@ -21,9 +21,9 @@ from dashboard.data.formats.harbor.job import read_json
 from dashboard.data.formats.harbor.outcome import Outcome
 from dashboard.data.formats.harbor.rows import eval_key, trial_order
 from dashboard.data.formats.protocol import FormatProblem
+from dashboard.data.formats.tool_calls import tool_call_lines
 
 MAX_TEXT = 64 * 1024  # of one log or output file
-INLINE_ARGUMENT = 120
 LOG_SUFFIXES = (".txt", ".log", ".md", ".jsonl")
 
 
@@ -165,19 +165,7 @@ def _step_block(step: dict[str, Any]) -> str:
 
 def _call_lines(call: dict[str, Any]) -> list[str]:
     raw = call.get("arguments")
-    arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    inline, blocks = [], []
-    for name, value in arguments.items():
-        if isinstance(value, str) and (len(value) > INLINE_ARGUMENT or "\n" in value):
-            blocks.append((name, value))
-            inline.append(f"{name}=<below>")
-        else:
-            inline.append(f"{name}={json.dumps(value, ensure_ascii=False, default=str)}")
-    lines = [f"-> tool call {call.get('function_name') or '?'}({', '.join(inline)})"]
-    for name, value in blocks:
-        lines.append(f"   {name}:")
-        lines += [f"   | {line}" for line in value.splitlines()]
-    return lines
+    return tool_call_lines(call.get("function_name"), raw if isinstance(raw, dict) else {})
 
 
 def _content(content: Any) -> str:

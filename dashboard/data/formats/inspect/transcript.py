@@ -24,10 +24,10 @@ from dashboard.data.formats.inspect.log import (
     value_to_float,
 )
 from dashboard.data.formats.inspect.zip_members import ZIP_MAGIC, ArchiveError, read_directory
+from dashboard.data.formats.tool_calls import tool_call_lines
 
 ATTACHMENT = "attachment://"
 _ATTACHMENT_REF = re.compile(r"attachment://([0-9A-Za-z_-]+)")
-INLINE_ARGUMENT = 120  # longer (or multi-line) string arguments are shown as a block
 
 
 def read_sample_epochs(
@@ -133,20 +133,11 @@ def _message_block(message: dict[str, Any], final: bool, attachments: dict[str, 
 
 
 def _call_lines(call: dict[str, Any], attachments: dict[str, Any]) -> list[str]:
-    arguments = _dict(call.get("arguments"))
-    inline, blocks = [], []
-    for key, value in arguments.items():
-        value = _resolve(value, attachments) if isinstance(value, str) else value
-        if isinstance(value, str) and (len(value) > INLINE_ARGUMENT or "\n" in value):
-            blocks.append((key, value))
-            inline.append(f"{key}=<below>")
-        else:
-            inline.append(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}")
-    lines = [f"-> tool call {call.get('function') or '?'}({', '.join(inline)})"]
-    for key, value in blocks:
-        lines.append(f"   {key}:")
-        lines += [f"   | {line}" for line in value.splitlines()]
-    return lines
+    arguments = {
+        key: _resolve(value, attachments) if isinstance(value, str) else value
+        for key, value in _dict(call.get("arguments")).items()
+    }
+    return tool_call_lines(call.get("function"), arguments)
 
 
 def _score_block(name: str, score: dict[str, Any], threshold: float | None) -> str:
