@@ -205,7 +205,7 @@ def test_upward_import_is_caught() -> None:
 def test_graph_sees_lazy_and_relative_imports() -> None:
     """Imports inside functions and relative ones are arrows too."""
     graph = import_graph()
-    assert "dashboard.analysis.loading" in graph["dashboard.cli.common"]  # inside load()
+    assert "dashboard.analysis.opening" in graph["dashboard.cli.common"]  # inside load()
     assert "dashboard.stats.bootstrap" in graph["dashboard.stats.passk"]  # from .bootstrap
 
 

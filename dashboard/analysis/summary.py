@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from dashboard.analysis.estimates import (
     number_or_none,
     text_or_none,
 )
+from dashboard.data.catalog import SettleAhead, settle_catalog
 from dashboard.data.catalog.queries import fetch_rows, iter_row_batches, load_query, run_query
 from dashboard.data.load.results import store_records, stored_records_for
 from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
@@ -233,11 +235,6 @@ def latest_per_release(overview: pd.DataFrame) -> pd.DataFrame:
     return overview.groupby(["suite", "release"], sort=False).tail(1).reset_index(drop=True)
 
 
-def summary_text(con: duckdb.DuckDBPyConnection, by: str = "file") -> str:
-    """summary_json as compact JSON text (summary_stream, joined)."""
-    return "".join(summary_stream(con, by))
-
-
 # Reports per batch of a streamed summary: memory holds one batch's entries, not all.
 SUMMARY_BATCH = 500
 
@@ -335,6 +332,22 @@ def summary_entries(
 _BatchReads = tuple[dict[int, str], list[dict[str, Any]], EntryCells]
 
 
+@contextmanager
+def summary_session(con: duckdb.DuckDBPyConnection, *, fresh_catalog: bool) -> Iterator[Keep]:
+    """What reading a summary writes, and when: the load's log is checkpointed while the
+    entries are built (SettleAhead); entries built meanwhile are held and stored after it
+    (HeldRecords); the catalog is settled at the end (in full when this command built it
+    from nothing). Yields the `keep` to build entries with."""
+    settling = SettleAhead(con)
+    keep = HeldRecords(settling)
+    try:
+        yield keep
+    finally:
+        settling.wait()
+    keep.flush(con)
+    settle_catalog(con, full=fresh_catalog)
+
+
 class HeldRecords:
     """Stores built entries as store_records does, except while `settling` checkpoints
     the load's log (writers would wait for it): those are held, at most HELD_MOST of
@@ -420,22 +433,6 @@ def summary_problems(
         for row in fetch_rows(con, "report_files", files=[p["file"] for p in problems])
     }
     return [p for p in problems if files.get(p["file"], True)]
-
-
-def summary_stream(
-    con: duckdb.DuckDBPyConnection,
-    by: str = "file",
-    suites: Sequence[str] | None = None,
-    release: str | None = None,
-    keep: Keep = store_records,
-) -> Iterator[str]:
-    """`relidash summary --json`'s document as pieces of compact JSON text, to be written
-    as they come: the first within a batch's time, memory flat in the number of reports."""
-    yield '{"releases": [' if by == "release" else '{"reports": ['
-    for i, entry in enumerate(summary_entries(con, by, suites, release, keep)):
-        yield entry if i == 0 else ", " + entry
-    problems = json.dumps(summary_problems(con, by, suites, release), ensure_ascii=False)
-    yield f'], "problems": {problems}}}'
 
 
 def _problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:

@@ -8,9 +8,7 @@ Must not: compute or format a number (analysis and render do), or import Streaml
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -107,51 +105,34 @@ def reports_source(args: argparse.Namespace) -> ReportSource:
 
 
 def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool = True) -> Any:
-    """Open the catalog for args.directory and refresh it, drawing progress on stderr.
+    """Open the catalog for args.directory and refresh it (analysis/opening.py), drawing
+    progress on stderr.
 
-    Without `settle` the caller checkpoints a large log itself, once it has written
+    Without `settle` the caller settles the log through analysis once it has written
     everything (`relidash summary` stores its per-report entries after the load). A
     source that cannot be listed or fetched is a usage error (exit 2) naming the URL; the
     catalog keeps every row it had.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from dashboard.data.catalog import MEMORY, open_catalog_waiting  # DuckDB: not at parse
+    from dashboard.analysis.opening import open_loaded
     from dashboard.data.sources.reports import BucketSource, catalog_location
 
     source = reports_source(args)
-    source.start_listing()  # one fresh listing, begun while the catalog opens
     location = catalog_location(source, args.catalog)
-    # built from nothing here (e.g. by CI, to seed replicas): its file alone must hold it
-    args._fresh_catalog = location != MEMORY and not os.path.exists(location)
-    # The catalog opens (DuckDB, which lets go of the interpreter lock) while numpy and
-    # the stats are imported, a noticeable part of a warm command over a large catalog
-    stop = threading.Event()  # set when interrupted: the opener then waits no longer
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-open") as opener:
-        opening = opener.submit(
-            open_catalog_waiting,
-            location,
-            max(0.0, float(getattr(args, "catalog_wait", CATALOG_WAIT_SECONDS))),
-            _waiting_for(location),
-            stop,
-        )
-        try:
-            from dashboard.analysis.loading import refresh_catalog  # numpy and stats: not at parse
-
-            con = opening.result()
-        except BaseException:
-            stop.set()
-            raise
     bar = ProgressBar(stream or sys.stderr)
     try:
-        result = refresh_catalog(
-            con, source, max_bytes=int(args.max_file_mb * 1024 * 1024), progress=bar.update
+        loaded = open_loaded(
+            source,
+            location,
+            max_bytes=int(args.max_file_mb * 1024 * 1024),
+            wait_seconds=float(getattr(args, "catalog_wait", CATALOG_WAIT_SECONDS)),
+            on_wait=_waiting_for(location),
+            progress=bar.update,
+            settle=settle,
         )
     except SourceError as exc:
-        con.close()
         raise UsageError(str(exc)) from exc
-    if settle:
-        settle_loaded(args, con)
+    args._fresh_catalog = loaded.fresh
+    result = loaded.result
     fetched = ""
     if isinstance(source, BucketSource):
         fetched = (
@@ -162,7 +143,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
         f"{result.files} report files: {result.parsed} parsed, {result.unchanged} unchanged, "
         f"{result.removed} removed, {result.problems} problems ({result.seconds:.2f} s)" + fetched
     )
-    return con
+    return loaded.con
 
 
 def _waiting_for(location: str) -> Any:
@@ -175,13 +156,6 @@ def _waiting_for(location: str) -> Any:
         )
 
     return say
-
-
-def settle_loaded(args: argparse.Namespace, con: Any) -> None:
-    """Checkpoint the catalog as the load left it (in full when this command created it)."""
-    from dashboard.data.catalog import settle_catalog
-
-    settle_catalog(con, full=bool(getattr(args, "_fresh_catalog", False)))
 
 
 class ProgressBar:

@@ -22,7 +22,6 @@ from dashboard.cli.common import (
     add_source_argument,
     load,
     reports_source,
-    settle_loaded,
 )
 
 if TYPE_CHECKING:
@@ -81,25 +80,17 @@ def cmd_summary(args: argparse.Namespace) -> int:
     memory stays flat however many reports the directory holds."""
     con = load(args, settle=False)  # first: it imports numpy while the catalog opens
     from dashboard.analysis.summary import (
-        HeldRecords,
         loaded_suites,
         summary_entries,
         summary_problems,
-        summary_stream,
+        summary_session,
     )
-    from dashboard.data.catalog import SettleAhead
 
     suites, release = args.suite, args.release
     known = loaded_suites(con)
     unknown = sorted(set(suites or []) - known)
-    if unknown:
-        # a mistyped suite still settles the load: every later open would replay its log
-        settle_loaded(args, con)
-        raise UsageError(
-            f"no suite named {unknown[0]!r} (suites: {', '.join(sorted(map(str, known))) or 'none loaded'})"
-        )
     ks = {}
-    if not args.json:  # one k per suite, the pages' (the document holds every k)
+    if not args.json and not unknown:  # one k per suite, the pages' (the document: every k)
         from dashboard.analysis.suite_k import suite_ks
 
         ks = {
@@ -108,19 +99,15 @@ def cmd_summary(args: argparse.Namespace) -> int:
                 con, suites or sorted(known), reports_source(args)
             ).items()
         }
-    # the load's log is checkpointed while the entries are built; those built meanwhile
-    # are held, and the last settle takes them
-    settling = SettleAhead(con)
-    keep = HeldRecords(settling)
     out = sys.stdout
-    try:
-        if args.json and not out.isatty():  # compact in a pipe: what tools read
-            for piece in summary_stream(con, args.by, suites, release, keep):
-                out.write(piece)
-            out.write("\n")
-        elif args.json:  # a person at a terminal: indented, and small enough to hold
-            text = "".join(summary_stream(con, args.by, suites, release, keep))
-            out.write(json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n")
+    # a mistyped suite still settles the load: every later open would replay its log
+    with summary_session(con, fresh_catalog=bool(args._fresh_catalog)) as keep:
+        if unknown:
+            pass
+        elif args.json:
+            from dashboard.render.summary_json import write_summary
+
+            write_summary(out, con, args.by, suites, release, keep)
         else:
             from dashboard.render.terminal import render_summary_lines
 
@@ -128,10 +115,10 @@ def cmd_summary(args: argparse.Namespace) -> int:
             problems = summary_problems(con, args.by, suites, release)
             for text in render_summary_lines(rows, problems, args.by, ks):
                 out.write(text)
-    finally:
-        settling.wait()
-    keep.flush(con)
-    settle_loaded(args, con)  # the entries stored since (and the load, if not yet)
+    if unknown:
+        raise UsageError(
+            f"no suite named {unknown[0]!r} (suites: {', '.join(sorted(map(str, known))) or 'none loaded'})"
+        )
     return EXIT_OK
 
 

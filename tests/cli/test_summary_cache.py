@@ -12,6 +12,7 @@ import pytest
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
+from dashboard.render import summary_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +23,7 @@ def fresh(con: object, by: str = "file") -> str:
 
 def both(con: object) -> tuple[str, str]:
     """Both groupings as stored, after checking each against a fresh build."""
-    texts = summary.summary_text(con, "file"), summary.summary_text(con, "release")  # type: ignore[arg-type]
+    texts = summary_json.summary_text(con, "file"), summary_json.summary_text(con, "release")  # type: ignore[arg-type]
     assert texts == (fresh(con), fresh(con, "release"))
     return texts
 
@@ -63,7 +64,7 @@ def test_a_summary_of_stored_entries_asks_for_no_metric_cells(
     shutil.copytree(ROOT / "sample_reports", reports)
     con = open_catalog(str(tmp_path / "catalog.duckdb"))
     loading.refresh_catalog(con, reports)
-    first = summary.summary_text(con, "file")  # builds and stores every entry
+    first = summary_json.summary_text(con, "file")  # builds and stores every entry
     asked: list[str] = []
     real = summary.load_query
 
@@ -72,7 +73,7 @@ def test_a_summary_of_stored_entries_asks_for_no_metric_cells(
         return real(name)
 
     monkeypatch.setattr(summary, "load_query", spy)
-    assert summary.summary_text(con, "file") == first
+    assert summary_json.summary_text(con, "file") == first
     assert "metric_cells" not in asked
 
 
@@ -106,12 +107,12 @@ def test_entries_built_during_a_checkpoint_are_held_then_stored(
 
     settling = HeldUntilWaited()
     keep = summary.HeldRecords(settling)  # type: ignore[arg-type]
-    assert "".join(summary.summary_stream(con, "file", keep=keep)) == expected
+    assert "".join(summary_json.summary_stream(con, "file", keep=keep)) == expected
     assert stored_entries(con) == 0 and len(keep.held) == reports
     settling.wait()
     keep.flush(con)
     assert stored_entries(con) == reports
-    assert summary.summary_text(con, "file") == expected
+    assert summary_json.summary_text(con, "file") == expected
 
     # past HELD_MOST, the next batch waits for the checkpoint and stores what was held
     con.execute("DELETE FROM report_records")
@@ -119,7 +120,7 @@ def test_entries_built_during_a_checkpoint_are_held_then_stored(
     monkeypatch.setattr(summary, "SUMMARY_BATCH", 2)
     settling = HeldUntilWaited()
     keep = summary.HeldRecords(settling)  # type: ignore[arg-type]
-    assert "".join(summary.summary_stream(con, "file", keep=keep)) == expected
+    assert "".join(summary_json.summary_stream(con, "file", keep=keep)) == expected
     assert settling.waited and stored_entries(con) + len(keep.held) == reports
     keep.flush(con)
     assert stored_entries(con) == reports

@@ -14,6 +14,7 @@ import pytest
 from dashboard.analysis import summary
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
+from dashboard.render import summary_json
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports"
@@ -28,7 +29,7 @@ def con() -> Any:
 
 @pytest.mark.parametrize("by", ["file", "release"])
 def test_stream_equals_the_whole_document(con: Any, by: str) -> None:
-    text = "".join(summary.summary_stream(con, by))
+    text = "".join(summary_json.summary_stream(con, by))
     assert text == json.dumps(summary.summary_json(con, by), ensure_ascii=False)
 
 
@@ -46,7 +47,7 @@ def test_by_release_gathers_each_release_across_batches(
     con = open_catalog(":memory:")
     refresh_catalog(con, reports)
     monkeypatch.setattr(summary, "SUMMARY_BATCH", batch)
-    text = "".join(summary.summary_stream(con, "release"))
+    text = "".join(summary_json.summary_stream(con, "release"))
     doc = summary.summary_json(con, "release")
     assert text == json.dumps(doc, ensure_ascii=False)
     assert max(len(r["files"]) for r in doc["releases"]) == 3
@@ -68,7 +69,7 @@ def test_stream_writes_before_it_has_read_everything(
         return built(con, rows, *cells)
 
     monkeypatch.setattr(summary, "report_entries", second_batch_fails)
-    pieces = summary.summary_stream(con, "file")
+    pieces = summary_json.summary_stream(con, "file")
     got = [next(pieces), next(pieces), next(pieces)]
     assert got[0] == '{"reports": [' and json.loads(got[1])["file"]
     with pytest.raises(RuntimeError, match="second batch"):
@@ -77,17 +78,17 @@ def test_stream_writes_before_it_has_read_everything(
 
 
 def test_suite_and_release_choose_the_entries(con: Any) -> None:
-    doc = json.loads("".join(summary.summary_stream(con, "file", ["code-agent"])))
+    doc = json.loads("".join(summary_json.summary_stream(con, "file", ["code-agent"])))
     assert doc["reports"] and {r["suite"] for r in doc["reports"]} == {"code-agent"}
-    one = json.loads("".join(summary.summary_stream(con, "release", None, "v1.9.0")))
+    one = json.loads("".join(summary_json.summary_stream(con, "release", None, "v1.9.0")))
     assert sorted(r["suite"] for r in one["releases"]) == ["code-agent", "support-agent"]
     assert {r["release"] for r in one["releases"]} == {"v1.9.0"}
     every = sorted(summary.loaded_suites(con))
     assert len(every) >= 2
-    assert json.loads("".join(summary.summary_stream(con, "file", every))) == (
+    assert json.loads("".join(summary_json.summary_stream(con, "file", every))) == (
         summary.summary_json(con)
     )
-    two = json.loads("".join(summary.summary_stream(con, "file", every[:2])))
+    two = json.loads("".join(summary_json.summary_stream(con, "file", every[:2])))
     assert {r["suite"] for r in two["reports"]} == set(every[:2])
 
 

@@ -39,6 +39,7 @@ from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_TABLES
 from dashboard.data.formats.multivon import checks, reader, staging
 from dashboard.data.load import batches, ingest
 from dashboard.data.load.ingest import IngestResult
+from dashboard.render import summary_json
 from dashboard.simulate.records import content_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -768,7 +769,7 @@ def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
     set_old_mtimes(root)
     con = file_catalog(root)
     loading.refresh_catalog(con, root)
-    "".join(summary.summary_stream(con))  # stores the entries (report_records)
+    "".join(summary_json.summary_stream(con))  # stores the entries (report_records)
     assert con.execute("SELECT count(*) FROM report_records").fetchall() == [(len(names),)]
     removed, rewritten = names[:forgotten], names[forgotten : 2 * forgotten]
     for name in removed:
@@ -785,8 +786,8 @@ def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
     try:
         loading.refresh_catalog(fresh, root)
         assert incremental == summary.summary_json(fresh)
-        "".join(summary.summary_stream(con))
-        "".join(summary.summary_stream(fresh))
+        "".join(summary_json.summary_stream(con))
+        "".join(summary_json.summary_stream(fresh))
         assert _rows_by_file(con) == _rows_by_file(fresh)
     finally:
         fresh.close()
