@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except BaseException as exc:
-        if _raised("dashboard.data.catalog", "CatalogError", exc):
+        if _raised("dashboard.data.names", "CatalogError", exc):  # catalog.py raises it too
             print(f"relidash: {_shown(exc)}", file=sys.stderr)
             return EXIT_USAGE
         if _interrupted(exc):  # a load stopped midway is redone at the next one

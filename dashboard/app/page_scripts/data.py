@@ -13,11 +13,10 @@ version = app_state.version()
 overview = app_state.overview(version)
 problems = app_state.problems(version)
 st.caption(f"Reports: {md(app_state.reports_label())}")
-files_read = overview["file"].nunique() if len(overview) else 0
-if files_read == len(overview):
+if len(set(overview["file"])) == len(overview):
     st.subheader(f"Report files ({len(overview)})")
 else:  # a promptfoo eval holds a report per prompt and provider, a Harbor job one per agent
-    st.subheader(f"Reports ({len(overview)}, from {files_read} files)")
+    st.subheader(f"Reports ({len(overview)}, from {len(set(overview['file']))} files)")
 files = overview[
     [
         "file",
