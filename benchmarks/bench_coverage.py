@@ -17,6 +17,12 @@ widened to hold Student's t interval). A slice is a suite of fewer cases: the ro
 10-30 cases are its coverage. A per-case rule reads no interval (each case's own counts).
 Target: 93% or more for every interval a verdict reads.
 
+The Review page's slice flags are simulated as the page builds them (analysis/deltas at
+its 2000 resamples, analysis/review.slice_delta and holm_flagged), on `--runs` reviews of
+8-20 slices: with no true change, the share of reviews that flag any slice (target 5% or
+fewer; also with the paired bootstrap's p-value alone, which the far tail Holm reads makes
+too small too often), and with one slice's case rates dropped, the share that flag it.
+
 A cell's share is a count out of `--runs`: at 400 runs a true 95% wobbles by about 1.1
 points, and the lowest of 55 cells sits about 2.5 points below the cells' true coverage.
 So every verdict cell below the target is measured once more, on four times as many
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -37,20 +44,22 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from figures import keep  # noqa: E402
 
+from dashboard.analysis.deltas import N_BOOT as REVIEW_BOOT  # noqa: E402
+from dashboard.analysis.deltas import MetricDelta, counts_delta  # noqa: E402
 from dashboard.analysis.estimates import (  # noqa: E402
     verdict_delta_interval,
     verdict_interval,
 )
-from dashboard.analysis.review import SliceDelta, holm_flagged  # noqa: E402
-from dashboard.stats import pass_hat_k, suite_pass_k  # noqa: E402
+from dashboard.analysis.review import SLICE_REGRESSION, holm_flagged, slice_delta  # noqa: E402
+from dashboard.stats import METRIC_PASS_HAT_K, pass_hat_k, suite_pass_k  # noqa: E402
 from dashboard.stats.paired import paired_bootstrap_ci  # noqa: E402
 
 MIX = ((0.55, 0.95, 1.0), (0.30, 0.3, 0.85), (0.15, 0.0, 0.1))
 TARGET = 0.93
 N_BOOT = 2000  # as a report's: the verdict interval reads the same resamples
-# the slice simulation's resamples: fewer than the Review page's 2000, so its p-values
-# are never below 2/501
-SLICE_BOOT = 500
+SLICE_K = 4
+# the drop in every case's rate of the one regressed slice, for the flag's power
+SLICE_DROP = 0.3
 
 
 def draw_rates(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -105,27 +114,66 @@ def paired_coverage(
     return held / runs, held_verdict / runs
 
 
-def false_slice_flags(rng: np.random.Generator, reviews: int) -> tuple[float, float]:
+def review_slices(rng: np.random.Generator, drop: float = 0.0) -> list[MetricDelta]:
+    """One simulated review's Δpass^4 per slice, computed as the Review page computes it
+    (analysis/deltas.counts_delta): 8-20 slices of 8-25 cases, 4-8 trials, the same agent
+    twice except that every case of the first slice loses `drop` of its rate."""
+    trials = int(rng.integers(4, 9))
+    out = []
+    for s in range(int(rng.integers(8, 21))):
+        m = int(rng.integers(8, 26))
+        rates = draw_rates(rng, m)
+        after = np.clip(rates - drop, 0.0, 1.0) if s == 0 else rates
+        n = np.full(m, trials)
+        counts = (n, rng.binomial(trials, rates), n, rng.binomial(trials, after))
+        out.append(counts_delta(counts, "pass_hat_k", METRIC_PASS_HAT_K, SLICE_K))
+    return out
+
+
+def flags(hats: list[MetricDelta], bootstrap_only: bool = False) -> list[str]:
+    """Each slice's flag as the Review page gives it (analysis/review.slice_delta and
+    holm_flagged), or as it would with the paired bootstrap's p-value alone."""
+    slices = [slice_delta(f"s{i}", hat) for i, hat in enumerate(hats)]
+    if bootstrap_only:
+        slices = [
+            replace(s, p_value=hat.delta.p_value if hat.delta else None)
+            for s, hat in zip(slices, hats, strict=True)
+        ]
+    return [s.flag for s in holm_flagged(slices)]
+
+
+def false_slice_flags(rng: np.random.Generator, reviews: int) -> tuple[float, float, float]:
     """With no true change (the same agent twice), the share of reviews that show a slice
-    whose paired interval lies wholly below zero, and the share that flag one after Holm's
-    adjustment (analysis/review.holm_flagged): 8-20 slices of 8-25 cases, 4-8 trials."""
-    raw = flagged = 0
+    whose paired interval lies wholly below zero, the share that flag one after Holm's
+    adjustment of the paired bootstrap's p-values alone, and the share the page flags."""
+    raw = bootstrap = flagged = 0
     for _ in range(reviews):
-        slices = []
-        trials = int(rng.integers(4, 9))
-        for s in range(int(rng.integers(8, 21))):
-            m = int(rng.integers(8, 26))
-            rates = draw_rates(rng, m)
-            n = np.full(m, trials)
-            before = np.atleast_1d(pass_hat_k(n, rng.binomial(trials, rates), 4))
-            after = np.atleast_1d(pass_hat_k(n, rng.binomial(trials, rates), 4))
-            d = paired_bootstrap_ci(before, after, 0.95, SLICE_BOOT, 0)
-            slices.append(
-                SliceDelta(f"s{s}", m, None, None, d.delta, d.ci_low, d.ci_high, "", d.p_value)
-            )
-        raw += any(s.ci_high is not None and s.ci_high < 0 for s in slices)
-        flagged += any(s.flag for s in holm_flagged(slices))
-    return raw / reviews, flagged / reviews
+        hats = review_slices(rng)
+        raw += any(h.delta is not None and h.delta.ci_high < 0 for h in hats)
+        bootstrap += any(flags(hats, bootstrap_only=True))
+        flagged += any(flags(hats))
+    return raw / reviews, bootstrap / reviews, flagged / reviews
+
+
+def regression_flags(rng: np.random.Generator, reviews: int) -> tuple[float, float]:
+    """With every case of one slice SLICE_DROP less likely to pass, the share of reviews
+    whose page flags that slice a regression (and with the bootstrap's p-value alone)."""
+    flagged = bootstrap = 0
+    for _ in range(reviews):
+        hats = review_slices(rng, SLICE_DROP)
+        flagged += flags(hats)[0] == SLICE_REGRESSION
+        bootstrap += flags(hats, bootstrap_only=True)[0] == SLICE_REGRESSION
+    return flagged / reviews, bootstrap / reviews
+
+
+def true_drop(k: int, drop: float) -> float:
+    """E over the mix of (p - drop)^k - p^k (rates floored at 0), by quadrature."""
+    grid = np.linspace(0, 1, 20001)
+    total = 0.0
+    for weight, low, high in MIX:
+        p = low + (high - low) * grid
+        total += weight * float(np.trapezoid(np.clip(p - drop, 0, 1) ** k - p**k, grid))
+    return total
 
 
 SIZES = (10, 20, 30, 50, 100)
@@ -213,17 +261,35 @@ def main(argv: list[str] | None = None) -> int:
         )
         figure = f"{judged_share:.1%}{second}"
         rows.append((measure_name, figure, f">= {TARGET:.0%}", verdict))
-    raw, flagged = false_slice_flags(rng, args.runs // 2)
+    raw, bootstrap, flagged = false_slice_flags(rng, args.runs)
     print(
-        f"with no true change, reviews showing a slice wholly below zero: {raw:.1%} "
-        f"uncorrected, {flagged:.1%} flagged after Holm (target <= 5%)"
+        f"with no true change, of {args.runs} reviews (8-20 slices, {REVIEW_BOOT} resamples): "
+        f"{raw:.1%} show a slice wholly below zero uncorrected, {bootstrap:.1%} flag one after "
+        f"Holm on the paired bootstrap's p alone, {flagged:.1%} on the page's p (target <= 5%)"
     )
     rows.append(
         (
             "reviews flagging a slice with no true change (Holm, 8-20 slices)",
-            f"{flagged:.1%} (uncorrected {raw:.1%})",
+            f"{flagged:.1%} (paired bootstrap p alone {bootstrap:.1%}; uncorrected {raw:.1%}; "
+            f"{args.runs} reviews, {REVIEW_BOOT} resamples)",
             "<= 5%",
             "met" if flagged <= 0.05 else "MISSED",
+        )
+    )
+    power, power_bootstrap = regression_flags(rng, args.runs)
+    shift = true_drop(SLICE_K, SLICE_DROP)
+    print(
+        f"with one slice's case rates down {SLICE_DROP} (Δpass^{SLICE_K} {shift:+.2f} on the mix), "
+        f"of {args.runs} reviews: {power:.1%} flag it a regression on the page's p "
+        f"({power_bootstrap:.1%} on the paired bootstrap's p alone)"
+    )
+    rows.append(
+        (
+            f"reviews flagging a regressed slice (case rates down {SLICE_DROP}, "
+            f"Δpass^{SLICE_K} {shift:+.2f}; 8-25 cases, 4-8 trials)",
+            f"{power:.1%} (paired bootstrap p alone {power_bootstrap:.1%})",
+            "",
+            "(power)",
         )
     )
     keep(

@@ -27,6 +27,7 @@ import duckdb
 import pandas as pd
 
 from dashboard.analysis.comparing import Comparison, compare_cases, compare_releases
+from dashboard.analysis.deltas import MetricDelta
 from dashboard.analysis.estimates import (
     ENVELOPE_MEANING,
     number_or_none,
@@ -52,6 +53,7 @@ from dashboard.data.load.freshness import meta_value
 from dashboard.data.records.signoffs import DECISIONS
 from dashboard.data.sources.digests import directory_stat, file_digests
 from dashboard.data.sources.reports import ReportSource, as_source
+from dashboard.stats.covering import paired_verdict_p_value
 from dashboard.stats.paired import holm_adjusted
 
 REVIEW_SCHEMA: Final = "relidash.review/v1"
@@ -90,7 +92,7 @@ class SliceDelta:
     ci_low: float | None
     ci_high: float | None
     unknown_reason: str
-    p_value: float | None = None  # the paired bootstrap's, for "no change"
+    p_value: float | None = None  # of "no change": max(paired bootstrap's, t-test's)
     p_holm: float | None = None  # Holm-adjusted over the slices with a known Δ
     flag: str = ""  # SLICE_REGRESSION | SLICE_IMPROVEMENT after the adjustment, else ""
 
@@ -299,21 +301,26 @@ def _slice_deltas(
         _, _, deltas, matched, _, _ = compare_cases(
             base_cases, head_cases, k, tag, str(head_row["harness"])
         )
-        hat = deltas[2]
-        out.append(
-            SliceDelta(
-                tag=tag,
-                pairs=hat.delta.n_pairs if hat.delta else 0,
-                base=hat.base,
-                head=hat.head,
-                delta=hat.delta.delta if hat.delta else None,
-                ci_low=hat.delta.ci_low if hat.delta else None,
-                ci_high=hat.delta.ci_high if hat.delta else None,
-                unknown_reason=hat.unknown_reason,
-                p_value=hat.delta.p_value if hat.delta else None,
-            )
-        )
+        out.append(slice_delta(tag, deltas[2]))
     return holm_flagged(out)
+
+
+def slice_delta(tag: str, hat: MetricDelta) -> SliceDelta:
+    """One slice's row from its Δpass^k, unflagged. Its p-value is the one a verdict reads
+    (stats/covering.paired_verdict_p_value): the paired bootstrap's alone is too small too
+    often for Holm's adjustment, which reads it far in the tail."""
+    d = hat.delta
+    return SliceDelta(
+        tag=tag,
+        pairs=d.n_pairs if d else 0,
+        base=hat.base,
+        head=hat.head,
+        delta=d.delta if d else None,
+        ci_low=d.ci_low if d else None,
+        ci_high=d.ci_high if d else None,
+        unknown_reason=hat.unknown_reason,
+        p_value=paired_verdict_p_value(d) if d else None,
+    )
 
 
 def holm_flagged(slices: Sequence[SliceDelta]) -> tuple[SliceDelta, ...]:

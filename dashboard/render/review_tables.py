@@ -213,7 +213,9 @@ def slices_note(review: Review) -> str:
     return (
         f"{tested} slice{'s' if tested != 1 else ''} tested; a slice is flagged only when its "
         f"Holm-adjusted p-value is below {FAMILY_LEVEL:.0%} (family-wise), so reading every "
-        f"row does not multiply false alarms. {flagged} flagged."
+        f"row does not multiply false alarms. p is the larger of the paired bootstrap's and "
+        f"Student's t-test's p-value of no change (the bootstrap's alone is too small too "
+        f"often). {flagged} flagged."
     )
 
 

@@ -21,6 +21,16 @@ interval, and wider only where the other is):
   quantile and an n denominator. Student's t interval, mean ± t(m − 1) s / √m with s's
   m − 1 denominator, is the classical small-sample interval it approximates.
 
+The same holds for the p-value of "no change" a slice's flag reads: the paired bootstrap's
+(the level at which its percentile interval reaches zero) is too small as often as that
+interval misses, and Holm's adjustment reads it far in the tail (0.05 / the number of
+slices), where the bootstrap is least reliable. The flag reads the larger of it and
+Student's one-sample t-test p-value of the mean difference: the p-value dual to the
+verdict's hull interval (the hull at level 1 − α leaves zero out exactly where both
+intervals do), and one that holds its level where the t-test does. With no change (the
+same agent twice) each case's difference is symmetric about zero, and there the t-test
+is conservative at the usual levels (Efron 1969).
+
 Must not: compute per-case estimators, decide a verdict, or import pandas, DuckDB or
 Streamlit.
 
@@ -29,6 +39,8 @@ Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 14 (BCa, the
 acceleration from the jackknife) and §12–14 (the percentile interval's coverage in small
 samples); Wilson 1927; Student 1908, "The probable error of a mean", Biometrika 6(1);
 Abramowitz & Stegun 1964, 26.7.3–26.7.5 (the t distribution's CDF and quantile).
+Efron 1969, "Student's t-test under symmetry conditions", JASA 64(328) (the t-test's level
+on symmetric samples); Holm 1979 (the adjustment that reads these p-values).
 """
 
 from __future__ import annotations
@@ -204,3 +216,26 @@ def paired_verdict_bounds(delta: PairedDelta, confidence: float = 0.95) -> tuple
     per-case values in [0, 1] can take (one pair: all of it)."""
     t_low, t_high = student_t_bounds(delta.delta, delta.spread, delta.n_pairs, confidence)
     return max(-1.0, min(delta.ci_low, t_low)), min(1.0, max(delta.ci_high, t_high))
+
+
+def student_t_p_value(mean: float, spread: float, n: int) -> float:
+    """Two-sided p-value of Student's one-sample t-test of a zero mean, from n values with
+    mean `mean` and standard deviation `spread` (m − 1 denominator): 1 for one value, whose
+    spread nothing estimates; with no spread, 1 at a zero mean and 0 elsewhere."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if not (math.isfinite(mean) and math.isfinite(spread)) or spread < 0.0:
+        raise ValueError(f"mean and spread must be finite and spread >= 0, got {mean}, {spread}")
+    if n < 2:
+        return 1.0
+    if spread == 0.0:
+        return 1.0 if mean == 0.0 else 0.0
+    t = abs(mean) / (spread / math.sqrt(n))
+    return min(1.0, max(0.0, 1.0 - _t_two_sided(t, int(n) - 1)))
+
+
+def paired_verdict_p_value(delta: PairedDelta) -> float:
+    """The p-value of "no change" a verdict reads on a paired change (a slice's flag, after
+    Holm's adjustment): the larger of the paired bootstrap's and Student's t-test's of the
+    mean difference, the p-value dual to paired_verdict_bounds."""
+    return max(delta.p_value, student_t_p_value(delta.delta, delta.spread, delta.n_pairs))
