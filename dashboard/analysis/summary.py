@@ -425,7 +425,7 @@ def summary_problems(
 ) -> list[dict[str, str]]:
     """The load problems a summary lists: all of them, or with a suite or release chosen,
     those of its files and of files that loaded nothing (they may be any suite's)."""
-    problems = _problem_entries(con)
+    problems = problem_entries(con)
     if not suites and release is None:
         return problems
     files = {
@@ -435,25 +435,8 @@ def summary_problems(
     return [p for p in problems if files.get(p["file"], True)]
 
 
-def _problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:
+def problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:
     return [
         {"file": file, "reason": reason, "scope": scope}
         for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
     ]
-
-
-def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
-    """The document `relidash summary --json` prints."""
-    overview = fetch_rows(con, "report_overview", suites=None, release=None)
-    problems = _problem_entries(con)
-    if by == "release":
-        files: dict[tuple[str, str], list[str]] = {}
-        for row in overview:
-            files.setdefault((row["suite"], row["release"]), []).append(row["file"])
-        latest = latest_rows(overview)
-        records = report_records(con, latest)
-        for record, row in zip(records, latest, strict=True):
-            record["release_rank"] = int(row["release_rank"])
-            record["files"] = files[(row["suite"], row["release"])]
-        return {"releases": records, "problems": problems}
-    return {"reports": report_records(con, overview), "problems": problems}

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import summaries
 
 from dashboard.analysis import loading, summary
 from dashboard.data.catalog import open_catalog
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def fresh(con: object, by: str = "file") -> str:
-    return json.dumps(summary.summary_json(con, by), ensure_ascii=False)  # type: ignore[arg-type]
+    return json.dumps(summaries.summary_json(con, by), ensure_ascii=False)  # type: ignore[arg-type]
 
 
 def both(con: object) -> tuple[str, str]:

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 from report_files import is_report
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.formats.multivon import checks, stager, staging
@@ -62,7 +63,7 @@ def catalog_tables(
             tables["files"] = con.execute(
                 "SELECT path, size, digest, report_id FROM files ORDER BY ALL"
             ).fetchall()
-            tables["summary"] = summary.summary_json(con)
+            tables["summary"] = summaries.summary_json(con)
             return tables
         finally:
             con.close()

@@ -9,10 +9,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import summaries
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import open_catalog
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -109,7 +110,7 @@ def _numbers(document: dict[str, Any], file: str) -> Any:
 def _load(root: Path) -> dict[str, Any]:
     con = open_catalog(":memory:")
     loading.refresh_catalog(con, root)
-    return summary.summary_json(con)
+    return summaries.summary_json(con)
 
 
 @settings(

@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.cli import main as cli
 from dashboard.data.catalog import MEMORY, open_catalog
 
@@ -165,7 +166,7 @@ def documents() -> dict[tuple[str, str], dict[str, Any]]:
     for label, root in REPORT_DIRS.items():
         con = open_catalog(MEMORY)
         loading.refresh_catalog(con, root)
-        out[("service", label)] = summary.summary_json(con, by="file")
+        out[("service", label)] = summaries.summary_json(con, by="file")
         con.close()
         stdout, stderr = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):

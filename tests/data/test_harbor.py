@@ -22,8 +22,9 @@ from typing import Any
 
 import duckdb
 import pytest
+import summaries
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats.harbor import job_directories
@@ -54,7 +55,7 @@ def load(root: Path) -> duckdb.DuckDBPyConnection:
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = copy_fixtures(tmp_path_factory.mktemp("harbor"))
     con = load(root)
-    yield {"root": root, "con": con, "document": summary.summary_json(con)}
+    yield {"root": root, "con": con, "document": summaries.summary_json(con)}
     con.close()
 
 
@@ -299,7 +300,7 @@ def test_multi_key_rewards_are_scores_and_reward_key_changes_the_numbers(
     root = copy_fixtures(tmp_path, '[harbor]\ntasks = "tasks"\nreward_key = "partial"\n'
                          "pass_threshold = 0.5\n")  # fmt: skip
     con = load(root)
-    partial = record_of(summary.summary_json(con), job, key)
+    partial = record_of(summaries.summary_json(con), job, key)
     outcomes: dict[str, list[int]] = defaultdict(list)
     for trial in trial_files(job):
         if eval_of(trial) == key and trial["reward_valid"]:
@@ -322,7 +323,7 @@ def test_multi_key_rewards_are_scores_and_reward_key_changes_the_numbers(
 def test_a_bad_harbor_table_is_a_problem(tmp_path: Path) -> None:
     root = copy_fixtures(tmp_path, '[harbor]\npass_threshold = "high"\n')
     con = load(root)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     reasons = [p["reason"] for p in document["problems"] if p["file"] == "relidash.toml"]
     assert any(r.startswith("[harbor]") for r in reasons)
     con.close()
@@ -416,7 +417,7 @@ def _edit_version(root: Path, version: str, drop: str | None = None) -> None:
 def test_a_newer_harbor_whose_fields_match_loads_with_a_warning(tmp_path: Path) -> None:
     root = copy_fixtures(tmp_path, '[harbor]\ntasks = "tasks"\n')
     _edit_version(root, "0.27.1")
-    document = summary.summary_json(load(root))
+    document = summaries.summary_json(load(root))
     assert any(r["file"] == "h026-core-mini/" for r in document["reports"])
     reasons = [p["reason"] for p in document["problems"] if p["file"] == "h026-core-mini/"]
     assert any("Harbor 0.27.1, newer than 0.26" in r for r in reasons)
@@ -425,7 +426,7 @@ def test_a_newer_harbor_whose_fields_match_loads_with_a_warning(tmp_path: Path) 
 def test_a_newer_harbor_whose_fields_differ_is_a_problem(tmp_path: Path) -> None:
     root = copy_fixtures(tmp_path, '[harbor]\ntasks = "tasks"\n')
     _edit_version(root, "0.27.1", drop="reward_valid")
-    document = summary.summary_json(load(root))
+    document = summaries.summary_json(load(root))
     assert not any(r["file"] == "h026-core-mini/" for r in document["reports"])
     (problem,) = [p for p in document["problems"] if p["file"] == "h026-core-mini/"]
     assert problem["scope"] == "file"

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+import summaries
 from page_tables import static_bodies
 from page_tables import tables as page_tables
 from streamlit.testing.v1 import AppTest
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import open_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def test_hostile_names_load_bound_and_unchanged(tmp_path: Path) -> None:
     reports = hostile_report(tmp_path)
     con = open_catalog(":memory:")
     loading.refresh_catalog(con, reports)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     (report,) = document["reports"]
     assert report["suite"] == HOSTILE_SUITE  # stored as given, not interpreted
     assert con.execute("SELECT count(*) FROM cases").fetchall()[0][0] == len(
@@ -127,7 +128,7 @@ def test_a_trial_list_that_disagrees_with_its_counts_is_left_out(tmp_path: Path)
     shutil.copy(FIXTURE, reports / "original.json")
     con = open_catalog(":memory:")
     loading.refresh_catalog(con, reports)
-    problems = summary.summary_json(con)["problems"]
+    problems = summaries.summary_json(con)["problems"]
     (problem,) = [p for p in problems if p["file"] == "edited.json"]
     assert problem["scope"] == "case" and "trials but runs is" in problem["reason"]
     excluded = con.execute(
@@ -154,7 +155,7 @@ def test_a_wrong_type_holding_multibyte_text_is_one_problem(tmp_path: Path) -> N
     shutil.copy(FIXTURE, reports / "good.json")
     con = open_catalog(":memory:")
     loading.refresh_catalog(con, reports)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     assert [p["file"] for p in document["problems"]] == ["mutant.json"]
     assert "wrong type" in document["problems"][0]["reason"]
     assert [r["file"] for r in document["reports"]] == ["good.json"]
@@ -172,6 +173,6 @@ def test_a_stored_block_with_a_malformed_interval_is_a_report_problem(
     (reports / "edited.json").write_text(json.dumps(data))
     con = open_catalog(":memory:")
     loading.refresh_catalog(con, reports)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     assert [r["file"] for r in document["reports"]] == ["edited.json"]
     assert [(p["file"], p["scope"]) for p in document["problems"]] == [("edited.json", "report")]

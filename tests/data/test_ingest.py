@@ -21,9 +21,10 @@ from typing import Any
 
 import duckdb
 import pytest
+import summaries
 from report_files import is_report
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.cli import main as cli
 from dashboard.data import catalog
 from dashboard.data.catalog import (
@@ -70,7 +71,7 @@ def load(root: Path, **kwargs: Any) -> tuple[dict[str, Any], IngestResult]:
     con = open_catalog(MEMORY)
     try:
         result = loading.refresh_catalog(con, root, **kwargs)
-        return summary.summary_json(con, by="file"), result
+        return summaries.summary_json(con, by="file"), result
     finally:
         con.close()
 
@@ -616,11 +617,11 @@ def test_second_load_parses_nothing(reports_dir: Path, file_catalog: Callable[[P
     set_old_mtimes(reports_dir)
     con = file_catalog(reports_dir)
     first = loading.refresh_catalog(con, reports_dir)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     second = loading.refresh_catalog(con, reports_dir)
     assert first.parsed == first.files > 0
     assert (second.parsed, second.unchanged, second.removed) == (0, first.files, 0)
-    assert summary.summary_json(con) == document
+    assert summaries.summary_json(con) == document
 
 
 def test_metrics_computed_during_the_load_equal_those_computed_after(reports_dir: Path) -> None:
@@ -652,12 +653,12 @@ def test_touched_but_unchanged_file_is_not_parsed(
     set_old_mtimes(reports_dir)
     con = file_catalog(reports_dir)
     loading.refresh_catalog(con, reports_dir)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     touched = reports_dir / small_reports[0].name
     os.utime(touched, ns=(OLD_NS + 10**9, OLD_NS + 10**9))
     result = loading.refresh_catalog(con, reports_dir)
     assert result.parsed == 0 and result.unchanged == result.files
-    assert summary.summary_json(con) == document
+    assert summaries.summary_json(con) == document
     os.utime(touched)  # now: a racy mtime is digested again, still not parsed
     assert loading.refresh_catalog(con, reports_dir).parsed == 0
     assert loading.refresh_catalog(con, reports_dir).parsed == 0
@@ -669,7 +670,7 @@ def test_changed_file_is_parsed_alone(
     set_old_mtimes(reports_dir)
     con = file_catalog(reports_dir)
     loading.refresh_catalog(con, reports_dir)
-    before = records(summary.summary_json(con))
+    before = records(summaries.summary_json(con))
     source = report_with(
         lambda d: "pass_at_k" not in d["summary"] and any(c["runs"] > 1 for c in d["cases"]),
         small_reports,
@@ -680,7 +681,7 @@ def test_changed_file_is_parsed_alone(
     write(reports_dir / source.name, data)
     result = loading.refresh_catalog(con, reports_dir)
     assert result.parsed == 1
-    after = records(summary.summary_json(con))
+    after = records(summaries.summary_json(con))
     assert after[source.name]["pass_hat_k"] != before[source.name]["pass_hat_k"]
     assert after[source.name]["lottery"] == []
     for name in before.keys() - {source.name}:
@@ -697,7 +698,7 @@ def test_racy_same_size_rewrite_is_noticed(
     os.utime(path, ns=(future, future))
     con = file_catalog(reports_dir)
     loading.refresh_catalog(con, reports_dir)
-    before = records(summary.summary_json(con))[source.name]
+    before = records(summaries.summary_json(con))[source.name]
     st = path.stat()
     raw = path.read_bytes()
     swapped = raw.replace(b'"suite": "', b'"suite": "X', 1).replace(b" ", b"", 1)
@@ -705,7 +706,7 @@ def test_racy_same_size_rewrite_is_noticed(
     path.write_bytes(swapped)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert loading.refresh_catalog(con, reports_dir).parsed == 1
-    assert records(summary.summary_json(con))[source.name]["suite"] == "X" + before["suite"]
+    assert records(summaries.summary_json(con))[source.name]["suite"] == "X" + before["suite"]
 
 
 def _edit_stored_pass_hat_k(data: dict[str, Any]) -> dict[str, Any]:
@@ -722,7 +723,7 @@ def test_deleted_files_and_their_problems_go(
     (reports_dir / "empty.json").write_bytes(b"")
     con = file_catalog(reports_dir)
     loading.refresh_catalog(con, reports_dir)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     gone = {"edited.json", "empty.json", small_reports[0].name}
     for name in gone - {small_reports[0].name}:
         assert problems_for(document, name), name
@@ -730,7 +731,7 @@ def test_deleted_files_and_their_problems_go(
         (reports_dir / name).unlink()
     result = loading.refresh_catalog(con, reports_dir)
     assert (result.parsed, result.removed) == (0, 3)
-    after = summary.summary_json(con)
+    after = summaries.summary_json(con)
     assert after["problems"] == [p for p in document["problems"] if p["file"] not in gone]
     assert set(records(after)) == set(records(document)) - gone
 
@@ -781,11 +782,11 @@ def test_changed_and_deleted_files_leave_what_a_fresh_load_makes(
     set_old_mtimes(root)
     result = loading.refresh_catalog(con, root)
     assert (result.removed, result.parsed) == (forgotten + 1, forgotten)
-    incremental = summary.summary_json(con)
+    incremental = summaries.summary_json(con)
     fresh = open_catalog(MEMORY)
     try:
         loading.refresh_catalog(fresh, root)
-        assert incremental == summary.summary_json(fresh)
+        assert incremental == summaries.summary_json(fresh)
         "".join(summary_json.summary_stream(con))
         "".join(summary_json.summary_stream(fresh))
         assert _rows_by_file(con) == _rows_by_file(fresh)
@@ -801,11 +802,11 @@ def test_deleted_bad_directory_entries_and_their_problems_go(
     (reports_dir / "x.json").mkdir()
     con = file_catalog(reports_dir)
     loading.refresh_catalog(con, reports_dir)
-    assert {p["file"] for p in summary.summary_json(con)["problems"]} == {"loop.json", "x.json"}
+    assert {p["file"] for p in summaries.summary_json(con)["problems"]} == {"loop.json", "x.json"}
     (reports_dir / "loop.json").unlink()
     (reports_dir / "x.json").rmdir()
     loading.refresh_catalog(con, reports_dir)
-    assert summary.summary_json(con)["problems"] == []
+    assert summaries.summary_json(con)["problems"] == []
 
 
 def test_file_catalog_survives_reopen(
@@ -819,13 +820,13 @@ def test_file_catalog_survives_reopen(
     assert default_catalog_path(other) != location  # one catalog per directory
     con = file_catalog(reports_dir)
     first = loading.refresh_catalog(con, reports_dir)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     con.close()
     assert location.is_file()
     con = file_catalog(reports_dir)
     again = loading.refresh_catalog(con, reports_dir)
     assert (again.parsed, again.unchanged) == (0, first.files)
-    assert summary.summary_json(con) == document
+    assert summaries.summary_json(con) == document
 
 
 @pytest.mark.parametrize("log_limit", [0, 1 << 40])
@@ -837,14 +838,14 @@ def test_settled_or_logged_changes_survive_reopen(
     location = str(tmp_path / "catalog.duckdb")
     con = open_catalog(location)
     loading.refresh_catalog(con, reports_dir)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     catalog.settle_catalog(con)
     con.close()
     log = Path(location + ".wal")
     assert (log.exists() and log.stat().st_size > 0) is (log_limit > 0)
     con = open_catalog(location)
     assert loading.refresh_catalog(con, reports_dir).parsed == 0
-    assert summary.summary_json(con) == document
+    assert summaries.summary_json(con) == document
     con.close()
 
 
@@ -874,7 +875,7 @@ def test_interrupted_ingest_catalog_is_rebuilt(
 ) -> None:
     con = file_catalog(reports_dir)
     first = loading.refresh_catalog(con, reports_dir)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     con.execute("INSERT INTO problems VALUES ('sentinel.json', 'file', 'left by a killed load')")
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_complete', '0')")
     con.close()
@@ -883,7 +884,7 @@ def test_interrupted_ingest_catalog_is_rebuilt(
     assert con.execute("SELECT count(*) FROM files").fetchone() == (0,)
     rebuilt = loading.refresh_catalog(con, reports_dir)
     assert rebuilt.parsed == first.files
-    assert summary.summary_json(con) == document
+    assert summaries.summary_json(con) == document
 
 
 def test_catalog_pointed_at_another_directory_starts_over(
@@ -895,7 +896,7 @@ def test_catalog_pointed_at_another_directory_starts_over(
     con = open_catalog(location)
     loading.refresh_catalog(con, one)
     loading.refresh_catalog(con, two)
-    assert set(records(summary.summary_json(con))) == {small_reports[2].name}
+    assert set(records(summaries.summary_json(con))) == {small_reports[2].name}
     con.close()
 
 
@@ -906,7 +907,7 @@ def _by_release(root: Path) -> dict[str, Any]:
     con = open_catalog(MEMORY)
     try:
         loading.refresh_catalog(con, root)
-        return summary.summary_json(con, by="release")
+        return summaries.summary_json(con, by="release")
     finally:
         con.close()
 
@@ -958,7 +959,7 @@ def test_incremental_release_ranks_equal_a_fresh_load(tmp_path: Path) -> None:
     fresh = open_catalog(MEMORY)
     loading.refresh_catalog(fresh, reports)
     assert incremental == fresh.execute(ranks).fetchall()
-    assert summary.summary_json(con) == summary.summary_json(fresh)
+    assert summaries.summary_json(con) == summaries.summary_json(fresh)
 
 
 def test_release_order_is_natural_without_recorded_at(
@@ -1022,7 +1023,7 @@ def test_relidash_toml_change_alone_reorders_an_existing_catalog(
         loading.refresh_catalog(con, root)
         (root / "relidash.toml").write_text('[releases]\norder = ["v1.10.0"]\n')
         loading.refresh_catalog(con, root)
-        releases = summary.summary_json(con, by="release")["releases"]
+        releases = summaries.summary_json(con, by="release")["releases"]
     finally:
         con.close()
     assert [r["release"] for r in releases] == ["v1.10.0", "v1.2.0", "v1.9.0"]

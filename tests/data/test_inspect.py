@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 from app_env import app_serving
 from streamlit.testing.v1 import AppTest
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats.inspect.log import case_key
@@ -81,7 +82,7 @@ def catalogs() -> Iterator[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def documents(catalogs: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {label: summary.summary_json(con) for label, con in catalogs.items()}
+    return {label: summaries.summary_json(con) for label, con in catalogs.items()}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,7 @@ def second_view(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     shutil.copytree(ROOTS["fixtures"], root)
     (root / "relidash.toml").write_text('[inspect]\nscorer = "tool_use"\npass_threshold = 0.5\n')
     con = load(root)
-    yield {"document": summary.summary_json(con), "con": con}
+    yield {"document": summaries.summary_json(con), "con": con}
     con.close()
 
 
@@ -283,7 +284,7 @@ def test_release_key_metadata_name(tmp_path: Path) -> None:
     assert {(r["release"], r["release_source"]) for r in rows} == {
         (Path(r["file"]).stem, "file_stem") for r in rows
     }
-    assert summary.summary_json(con)["problems"] == []
+    assert summaries.summary_json(con)["problems"] == []
 
 
 def test_counting_agent_errors_makes_errored_epochs_failed_trials(catalogs: dict[str, Any]) -> None:
@@ -312,34 +313,34 @@ def test_a_changed_inspect_table_reads_the_logs_again(tmp_path: Path) -> None:
     shutil.copytree(ROOTS["fixtures"], root)
     con = load(root)
     rel = "ticket_triage/v2.0.0_epochs3.eval"
-    before = record(summary.summary_json(con), rel)["pass_at_k"]["1"]["value"]
+    before = record(summaries.summary_json(con), rel)["pass_at_k"]["1"]["value"]
     (root / "relidash.toml").write_text('[inspect]\nscorer = "tool_use"\npass_threshold = 0.5\n')
     result = loading.refresh_catalog(con, root)
     assert result.parsed == len(list(root.rglob("*.eval"))) + len(list(root.rglob("*.json")))
-    after = record(summary.summary_json(con), rel)["pass_at_k"]["1"]["value"]
+    after = record(summaries.summary_json(con), rel)["pass_at_k"]["1"]["value"]
     want = oracle()[oracle_key("fixtures", rel)]["views"][SECOND_VIEW]["pass_at_k"]["1"]["mean"]
     assert after == pytest.approx(want, abs=TOLERANCE) and after != before
     assert loading.refresh_catalog(con, root).parsed == 0  # unchanged table: nothing read again
     (root / "relidash.toml").write_text('[inspect]\nscorer = "no_such_scorer"\n')
     loading.refresh_catalog(con, root)
-    problems = summary.summary_json(con)["problems"]
+    problems = summaries.summary_json(con)["problems"]
     fixture_logs = [rel for label, rel in log_files() if label == "fixtures"]
     assert len(problems) == len(fixture_logs)  # one per log
     assert all("no scorer 'no_such_scorer'" in p["reason"] for p in problems)
     assert all("resolution, tool_use" in p["reason"] for p in problems)
     (root / "relidash.toml").write_text('[inspect]\npass_threshold = "high"\n')
     loading.refresh_catalog(con, root)
-    problems = summary.summary_json(con)["problems"]
+    problems = summaries.summary_json(con)["problems"]
     assert [(p["file"], p["scope"]) for p in problems] == [("relidash.toml", "report")]
     assert problems[0]["reason"].startswith("[inspect] scorer must be")
 
 
 def test_a_warm_load_reads_nothing(catalogs: dict[str, Any]) -> None:
     con = catalogs["samples"]
-    before = summary.summary_json(con)
+    before = summaries.summary_json(con)
     result = loading.refresh_catalog(con, ROOTS["samples"])
     assert (result.parsed, result.unchanged) == (0, result.files)
-    assert summary.summary_json(con) == before
+    assert summaries.summary_json(con) == before
 
 
 # ---- transcripts on demand -----------------------------------------------------------------

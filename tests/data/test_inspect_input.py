@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 import zstandard
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats import INSPECT, MULTIVON, harness_of
 from dashboard.data.formats.inspect.log import case_key, sample_id_of, value_to_float
@@ -77,7 +78,7 @@ def edited(members: dict[str, bytes], name: str, change: Any) -> dict[str, bytes
 def load(root: Path) -> dict[str, Any]:
     con = open_catalog(MEMORY)
     loading.refresh_catalog(con, root)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     con.close()
     return document
 

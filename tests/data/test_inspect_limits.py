@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 import zstandard
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.formats.inspect.log import LogProblem
 from dashboard.data.formats.inspect.transcript import read_sample_epochs
@@ -52,8 +53,9 @@ HEADROOM = 1 << 30  # address space the child may add once its imports are done
 CHILD = """
 import json, resource, sys
 from pathlib import Path
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
+from dashboard.render.summary_json import summary_text
 from dashboard.data.load.transcripts import TranscriptUnavailable, read_case_trials
 
 con = open_catalog(MEMORY)
@@ -62,7 +64,7 @@ with open("/proc/self/status") as status:
 cap = size + int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 loading.refresh_catalog(con, Path(sys.argv[1]), max_bytes=int(sys.argv[3]))
-doc = summary.summary_json(con)
+doc = json.loads(summary_text(con))
 views = {}
 for report_id, file in con.execute(
     "SELECT report_id, file FROM reports WHERE file LIKE 'view-%'"
@@ -284,7 +286,7 @@ def test_members_within_the_limit_each_but_over_it_together_are_a_problem(
     for limit, loads in ((together - 1, False), (together, True)):
         con = open_catalog(MEMORY)
         loading.refresh_catalog(con, root, max_bytes=limit)
-        document = summary.summary_json(con)
+        document = summaries.summary_json(con)
         con.close()
         assert bool(document["reports"]) is loads
         if not loads:

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 from app_env import app_serving
 from streamlit.testing.v1 import AppTest
 from test_inspect_input import members_of, write_eval
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.load.transcripts import read_case_trials
 
@@ -84,7 +85,7 @@ def test_an_all_unscored_log_loads_unknown_and_the_rest_loads(tmp_path: Path) ->
 
     con = open_catalog(MEMORY)
     loading.refresh_catalog(con, root)
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
 
     by_file = {r["file"]: r for r in document["reports"]}
     assert set(by_file) == {f"good/{p.name}" for p in FIXTURES.iterdir()} | {
@@ -138,7 +139,7 @@ def test_nan_epochs_are_left_out_as_inspects_reducers_leave_them(tmp_path: Path)
     con = open_catalog(MEMORY)
     loading.refresh_catalog(con, root)
     rows = con.execute("SELECT case_id, status, n FROM cases ORDER BY case_idx").fetchall()
-    document = summary.summary_json(con)
+    document = summaries.summary_json(con)
     con.close()
     by_id = {case_id: (status, n) for case_id, status, n in rows}
     epochs = max(s["epoch"] for s in summaries)

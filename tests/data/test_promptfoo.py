@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.data.catalog import MEMORY, open_catalog
 from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.formats import harness_of
@@ -54,7 +55,7 @@ def load(root: Path) -> Any:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     con = load(copy_fixtures(tmp_path_factory.mktemp("pf") / "reports"))
-    yield {"con": con, "document": summary.summary_json(con)}
+    yield {"con": con, "document": summaries.summary_json(con)}
     con.close()
 
 
@@ -259,7 +260,7 @@ def test_jsonl_outputs_are_problems_that_say_what_to_do(
     root.mkdir()
     (root / "events.jsonl").write_text('{"event": "start"}\n{"event": "end"}\n')
     con = load(root)
-    (other,) = summary.summary_json(con)["problems"]
+    (other,) = summaries.summary_json(con)["problems"]
     assert other["file"] == "events.jsonl"
     assert other["reason"].startswith("is JSON Lines, not a report relidash reads")
     con.close()
@@ -312,7 +313,7 @@ def test_release_from_another_tag_or_the_timestamp(tmp_path: Path) -> None:
     (root / "relidash.toml").write_text('[promptfoo]\nrelease = "build"\n')
     loading.refresh_catalog(con, root)
     assert [r for r, _ in releases()] == ["v1", "v2", "v3"]
-    problems = summary.summary_json(con)["problems"]
+    problems = summaries.summary_json(con)["problems"]
     (problem,) = [p for p in problems if p["file"] == "relidash.toml"]
     assert problem["reason"].startswith('[promptfoo] must be a table whose release is "tag:NAME"')
     con.close()
@@ -439,7 +440,7 @@ def test_no_description_and_tests_sharing_a_key(tmp_path: Path) -> None:
     suite = "ticket_routing_v1 · terse · router-small"
     ids = [r["case_id"] for r in cases_of(con, suite, name, False)]
     assert ids[:2] == ["double-charge #1", "double-charge #2"] and len(ids) == 7
-    problems = summary.summary_json(con)["problems"]
+    problems = summaries.summary_json(con)["problems"]
     assert len(problems) == 4  # one per pair
     assert all("different tests with one key ('double-charge')" in p["reason"] for p in problems)
     con.close()

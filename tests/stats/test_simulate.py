@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import summaries
 from required_tools import upstream_python
 
-from dashboard.analysis import loading, summary
+from dashboard.analysis import loading
 from dashboard.cli.simulate import main, register
 from dashboard.data.catalog import open_catalog
 from dashboard.simulate import SimulateError, simulate_reports
@@ -83,7 +84,7 @@ def test_mulberry32_outputs_are_unit_interval_and_seed_dependent() -> None:
 def _summary(directory: Path, by: str = "file") -> dict[str, Any]:
     con = open_catalog(":memory:")
     loading.refresh_catalog(con, directory)
-    return summary.summary_json(con, by=by)
+    return summaries.summary_json(con, by=by)
 
 
 @pytest.mark.parametrize("fmt", ["0.15", "0.20"])
