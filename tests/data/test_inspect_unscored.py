@@ -127,22 +127,24 @@ def test_nan_epochs_are_left_out_as_inspects_reducers_leave_them(tmp_path: Path)
     """One sample's epochs all NaN, another's first epoch NaN: the first is not evaluated,
     the second counts its other epochs, as Inspect's pass_at reducer does."""
     members = members_of(GOOD_EVAL)
-    summaries = json.loads(members["summaries.json"])
-    ids = list(dict.fromkeys(s["id"] for s in summaries))
+    epoch_summaries = json.loads(members["summaries.json"])
+    ids = list(dict.fromkeys(s["id"] for s in epoch_summaries))
     gone, short = ids[0], ids[1]
-    for s in summaries:
+    for s in epoch_summaries:
         if s["id"] == gone or (s["id"] == short and s["epoch"] == 1):
             unscored(s)
     root = tmp_path / "reports"
     root.mkdir()
-    write_eval(root / "partly.eval", {**members, "summaries.json": json.dumps(summaries).encode()})
+    write_eval(
+        root / "partly.eval", {**members, "summaries.json": json.dumps(epoch_summaries).encode()}
+    )
     con = open_catalog(MEMORY)
     loading.refresh_catalog(con, root)
     rows = con.execute("SELECT case_id, status, n FROM cases ORDER BY case_idx").fetchall()
     document = summaries.summary_json(con)
     con.close()
     by_id = {case_id: (status, n) for case_id, status, n in rows}
-    epochs = max(s["epoch"] for s in summaries)
+    epochs = max(s["epoch"] for s in epoch_summaries)
     assert by_id[str(gone)] == ("skipped", None)
     assert by_id[str(short)][1] == epochs - 1
     assert document["problems"] == []  # some samples are scored: nothing to report
