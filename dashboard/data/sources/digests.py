@@ -81,11 +81,11 @@ def file_digests(path: str | Path) -> tuple[str, str]:
     return FAST_DIGEST + fast.hexdigest(), sha256.hexdigest()
 
 
-def directory_members(root: str) -> list[tuple[str, int, int]]:
-    """(path relative to `root`, size, mtime_ns) of each `.json` file under a directory
-    report, sorted: what its listed size and mtime and its digest are made of. Only JSON
-    files count, as only they are listed; a harness writes its results there last."""
-    found: list[tuple[str, int, int]] = []
+def _json_stats(root: str) -> list[tuple[str, os.stat_result]]:
+    """(path relative to `root`, stat) of each `.json` file under a directory report,
+    sorted. Only JSON files count, as only they are listed; a harness writes its results
+    there last."""
+    found: list[tuple[str, os.stat_result]] = []
     for top, dirs, files in os.walk(root):
         dirs.sort()
         for name in sorted(files):
@@ -96,11 +96,15 @@ def directory_members(root: str) -> list[tuple[str, int, int]]:
                 st = os.stat(full)
             except OSError:
                 continue
-            found.append(
-                (os.path.relpath(full, root).replace(os.sep, "/"), st.st_size, st.st_mtime_ns)
-            )
-    found.sort()
+            found.append((os.path.relpath(full, root).replace(os.sep, "/"), st))
+    found.sort(key=lambda item: item[0])
     return found
+
+
+def directory_members(root: str) -> list[tuple[str, int, int]]:
+    """(path relative to `root`, size, mtime_ns) of each `.json` file under a directory
+    report, sorted: what its listed size and mtime and its digest are made of."""
+    return [(name, st.st_size, st.st_mtime_ns) for name, st in _json_stats(root)]
 
 
 def directory_stamp(members: Sequence[tuple[str, int, int]]) -> tuple[int, int]:
@@ -112,15 +116,12 @@ def directory_stamp(members: Sequence[tuple[str, int, int]]) -> tuple[int, int]:
 def directory_stat(root: str) -> tuple[int, int, int]:
     """A directory report's (size, mtime_ns, ctime_ns) from its JSON files: summed size,
     newest mtime and newest ctime (which every write moves and no tool sets back)."""
-    size = mtime = ctime = 0
-    for name, _, _ in directory_members(root):
-        try:
-            st = os.stat(os.path.join(root, name))
-        except OSError:
-            continue
-        size += st.st_size
-        mtime, ctime = max(mtime, st.st_mtime_ns), max(ctime, st.st_ctime_ns)
-    return size, mtime, ctime
+    stats = [st for _, st in _json_stats(root)]
+    return (
+        sum(st.st_size for st in stats),
+        max((st.st_mtime_ns for st in stats), default=0),
+        max((st.st_ctime_ns for st in stats), default=0),
+    )
 
 
 def manifest(members: Sequence[tuple[str, int, int]], digests: Sequence[str]) -> bytes:
