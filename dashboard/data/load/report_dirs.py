@@ -11,6 +11,7 @@ Must not: import Streamlit or Altair, or write anything.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 
@@ -48,7 +49,7 @@ def group_report_directories(
                 sum(e.size for e in members),
                 max(e.mtime_ns for e in members),
                 any(e.racy for e in members),
-                "".join(e.etag for e in members)[:64] if any(e.etag for e in members) else "",
+                _etag_of(members),
             )
         )
     return kept, {prefix or ROOT_REPORT: [e.path for e in m] for prefix, m in grouped.items()}
@@ -92,3 +93,11 @@ def _owner(path: str, found: set[str]) -> str | None:
         if directory in found:
             return directory + "/"
     return None
+
+
+def _etag_of(members: Sequence[FileEntry]) -> str:
+    """One version for the objects of a directory report in a bucket ("" for local files):
+    a digest of every member's ETag, so a rewritten object, whichever it is, changes it."""
+    if not any(e.etag for e in members):
+        return ""
+    return hashlib.sha256("\0".join(e.etag for e in members).encode()).hexdigest()[:32]
