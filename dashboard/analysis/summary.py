@@ -1,17 +1,19 @@
-"""The summary document (`relidash summary --json`) and the report overview the pages
-start from: catalog rows shaped into JSON-ready dicts, read from the estimates the load
-stored.
+"""What `relidash summary` says, and the report overview the pages start from: typed
+rows (a report's head, its pass@k and pass^k by k, its lottery cases) read from the
+estimates the load stored, a batch at a time.
 
-Must not: import Streamlit or Altair, hold SQL text, or print.
+render/ writes them for a terminal or as JSON. For the JSON document it may instead join
+the entry texts stored by an earlier summary (`stored_entries`) and the cells DuckDB
+writes as JSON (`written_cells`): both are read here, their text is render's.
+
+Must not: import Streamlit or Altair, hold SQL text, write JSON, or print.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from json.encoder import encode_basestring
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -50,15 +52,6 @@ def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return run_query(con, "load_problems")
 
 
-def _metric_cell(value: Any, low: Any, high: Any, reason: str | None) -> dict[str, Any]:
-    return {
-        "value": number_or_none(value),
-        "ci_low": number_or_none(low),
-        "ci_high": number_or_none(high),
-        "unknown_reason": reason or None,
-    }
-
-
 def stored_pass_k(
     con: duckdb.DuckDBPyConnection, report_ids: list[int]
 ) -> dict[tuple[int, str, int], PassKResult]:
@@ -75,150 +68,138 @@ def stored_pass_k(
     }
 
 
-def report_records(
-    con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The `reports` entries of `relidash summary --json`, one per overview row.
+@dataclass(frozen=True, slots=True)
+class CaseCounts:
+    total: int
+    evaluated: int
+    errored: int
+    skipped: int
+    excluded: int
 
-    Built from plain rows: at thousands of reports, DataFrame grouping costs seconds.
+
+@dataclass(frozen=True, slots=True)
+class ReportHead:
+    """What a summary says of a report before its numbers: one report_overview row.
+
+    By release, the head is the release's latest report, with `files` every file of the
+    release in order; by file, `files` is None.
     """
-    # the rows' own reports only: a streamed summary asks a batch at a time, and reading
-    # every report's metrics for each batch is what made memory grow with the files
-    wanted = [row["report_id"] for row in overview]
-    metrics = _metric_cells(con, wanted)
-    lottery = _lottery_entries(con, wanted)
-    return [
-        {
-            **_entry_head(row),
-            **_cells_of(metrics, row),
-            "lottery": lottery.get(row["report_id"], []),
-        }
-        for row in overview
-    ]
 
+    report_id: int
+    file: str
+    suite: str
+    release: str
+    release_rank: int
+    harness: str
+    format: str
+    upgraded: bool
+    complete: bool
+    log_status: str | None  # an Inspect log that did not finish: its own status
+    cases: CaseCounts
+    runs_min: int | None
+    runs_max: int | None
+    files: list[str] | None = None
 
-# The pass_at_k, pass_hat_k and lottery text DuckDB wrote for a batch's reports, by id.
-EntryCells = dict[int, tuple[str, str, str]]
-
-
-def report_entries(
-    con: duckdb.DuckDBPyConnection,
-    overview: Sequence[dict[str, Any]],
-    cells: EntryCells | None = None,
-) -> list[str]:
-    """report_records' entries as the text json.dumps(entry, ensure_ascii=False) writes.
-
-    Their metric cells and lottery cases, most of each entry, are written by DuckDB
-    (entry_cells, or `cells` read by it already), which writes a float as Python does:
-    fetching the metric rows and lottery cases into Python and dumping them would be most
-    of the entries' time, all of it on the main thread after the load. A report DuckDB
-    cannot write exactly is report_records' entry, dumped here.
-    """
-    written = cells if cells is not None else entry_cells(con, overview)
-    rest = [row for row in overview if row["report_id"] not in written]
-    dumped = {
-        row["report_id"]: json.dumps(record, ensure_ascii=False)
-        for row, record in zip(rest, report_records(con, rest), strict=True)
-    }
-    entries = []
-    for row in overview:
-        rid = row["report_id"]
-        if rid in dumped:
-            entries.append(dumped[rid])
-            continue
-        # json.dumps of a dict is its items joined by ", " inside braces: the head's text
-        # without its closing brace, then the cells' and the lottery's items
-        head = json.dumps(_entry_head(row), ensure_ascii=False)
-        at_k, hat_k, lottery = written[rid]
-        entries.append(
-            f'{head[:-1]}, "pass_at_k": {at_k}, "pass_hat_k": {hat_k}, "lottery": {lottery}}}'
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> ReportHead:
+        return cls(
+            report_id=int(row["report_id"]),
+            file=row["file"],
+            suite=row["suite"],
+            release=row["release"],
+            release_rank=int(row["release_rank"]),
+            harness=row["harness"],
+            format=row["format"],
+            upgraded=bool(row["upgraded"]),
+            complete=bool(row["complete"]),
+            log_status=row["log_status"],
+            cases=CaseCounts(
+                total=int(row["cases_total"]),
+                evaluated=int(row["cases_evaluated"]),
+                errored=int(row["cases_errored"]),
+                skipped=int(row["cases_skipped"]),
+                excluded=int(row["cases_excluded"]),
+            ),
+            runs_min=count_or_none(row["runs_min"]),
+            runs_max=count_or_none(row["runs_max"]),
+            files=row.get("files"),
         )
-    return entries
 
 
-def entry_cells(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any]]) -> EntryCells:
-    """What DuckDB reads and writes of these reports' entries (metric_cells.sql): each
-    report's pass_at_k, pass_hat_k and lottery text, where it can write them exactly."""
-    if not overview:  # every entry of the batch was stored: not even an empty query
-        return {}
-    return {
-        rid: (at_k, hat_k, lottery)
-        for rid, at_k, hat_k, lottery in con.execute(
-            load_query("metric_cells"),
-            {
-                "report_ids": [row["report_id"] for row in overview],
-                "min_k_max": MIN_K_MAX,
-                "at": METRIC_PASS_AT_K,
-                "hat": METRIC_PASS_HAT_K,
-            },
-        ).fetchall()
-    }
+@dataclass(frozen=True, slots=True)
+class MetricCell:
+    value: float | None  # None: UNKNOWN, and `unknown_reason` says why
+    ci_low: float | None
+    ci_high: float | None
+    unknown_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LotteryCase:
+    case_id: str | None
+    input: str
+    passes: int
+    runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    """One entry of a summary: a report's head, its pass@k and pass^k by k (up to its
+    k_max, in k order) and its lottery cases."""
+
+    head: ReportHead
+    pass_at_k: dict[int, MetricCell]
+    pass_hat_k: dict[int, MetricCell]
+    lottery: list[LotteryCase]
+
+
+def summary_rows(con: duckdb.DuckDBPyConnection, heads: Sequence[ReportHead]) -> list[SummaryRow]:
+    """The entries of these reports, read from the estimates the load stored.
+
+    Built from plain rows: at thousands of reports, DataFrame grouping costs more than the
+    rest. Only the heads' own reports are read: a streamed summary asks a batch at a time.
+    """
+    wanted = [head.report_id for head in heads]
+    metrics = _metric_cells(con, wanted)
+    lottery = _lottery_cases(con, wanted)
+    rows = []
+    for head in heads:
+        k_max = k_max_for(head.runs_max)
+        at_k, hat_k = (
+            {k: cell for k, cell in metrics.get((head.report_id, metric), {}).items() if k <= k_max}
+            for metric in (METRIC_PASS_AT_K, METRIC_PASS_HAT_K)
+        )
+        rows.append(SummaryRow(head, at_k, hat_k, lottery.get(head.report_id, [])))
+    return rows
 
 
 def _metric_cells(
     con: duckdb.DuckDBPyConnection, report_ids: list[int]
-) -> dict[tuple[int, str], dict[str, dict[str, Any]]]:
+) -> dict[tuple[int, str], dict[int, MetricCell]]:
     """Each (report, metric)'s cells by k, in k order, from the stored metrics."""
-    metrics: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
+    metrics: dict[tuple[int, str], dict[int, MetricCell]] = {}
     if not report_ids:
         return metrics
     for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
         load_query("report_metrics"), {"report_ids": report_ids}
     ).fetchall():
-        metrics.setdefault((rid, metric), {})[str(k)] = _metric_cell(value, low, high, reason)
+        metrics.setdefault((rid, metric), {})[int(k)] = MetricCell(
+            number_or_none(value), number_or_none(low), number_or_none(high), reason or None
+        )
     return metrics
 
 
-def _cells_of(
-    metrics: dict[tuple[int, str], dict[str, dict[str, Any]]], row: dict[str, Any]
-) -> dict[str, dict[str, dict[str, Any]]]:
-    """An entry's pass_at_k and pass_hat_k: its report's cells up to its k_max."""
-    rid, k_max = row["report_id"], k_max_for(row["runs_max"])
-    return {
-        key: {k: v for k, v in metrics.get((rid, metric), {}).items() if int(k) <= k_max}
-        for key, metric in (("pass_at_k", METRIC_PASS_AT_K), ("pass_hat_k", METRIC_PASS_HAT_K))
-    }
-
-
-def _lottery_entries(
+def _lottery_cases(
     con: duckdb.DuckDBPyConnection, report_ids: list[int]
-) -> dict[int, list[dict[str, Any]]]:
-    lottery: dict[int, list[dict[str, Any]]] = {}
+) -> dict[int, list[LotteryCase]]:
+    lottery: dict[int, list[LotteryCase]] = {}
     if not report_ids:
         return lottery
     for rid, _, _, case_id, text, passes, runs in con.execute(
         load_query("lottery_cases"), {"report_ids": report_ids}
     ).fetchall():
-        lottery.setdefault(rid, []).append(
-            {"case_id": text_or_none(case_id), "input": text, "passes": passes, "runs": runs}
-        )
+        lottery.setdefault(rid, []).append(LotteryCase(text_or_none(case_id), text, passes, runs))
     return lottery
-
-
-def _entry_head(row: dict[str, Any]) -> dict[str, Any]:
-    """An entry's fields before its metric cells."""
-    return {
-        "file": row["file"],
-        "suite": row["suite"],
-        "release": row["release"],
-        "harness": row["harness"],
-        "format": row["format"],
-        "upgraded": bool(row["upgraded"]),
-        # an Inspect log that did not finish: its own status (else null)
-        "complete": bool(row["complete"]),
-        "log_status": row["log_status"],
-        "cases": {
-            "total": int(row["cases_total"]),
-            "evaluated": int(row["cases_evaluated"]),
-            "errored": int(row["cases_errored"]),
-            "skipped": int(row["cases_skipped"]),
-            "excluded": int(row["cases_excluded"]),
-        },
-        "runs": {
-            "min": count_or_none(row["runs_min"]),
-            "max": count_or_none(row["runs_max"]),
-        },
-    }
 
 
 def latest_rows(overview: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -296,40 +277,26 @@ def _by_release(batches: Iterator[list[dict[str, Any]]]) -> Iterator[list[dict[s
         yield [latest]
 
 
+def summary_heads(
+    con: duckdb.DuckDBPyConnection,
+    by: str = "file",
+    suites: Sequence[str] | None = None,
+    release: str | None = None,
+) -> Iterator[list[ReportHead]]:
+    """The heads of a summary's entries, a batch at a time: chosen_rows, typed."""
+    for batch in chosen_rows(con, by, suites, release):
+        yield [ReportHead.of(row) for row in batch]
+
+
 def summary_entries(
     con: duckdb.DuckDBPyConnection,
     by: str = "file",
     suites: Sequence[str] | None = None,
     release: str | None = None,
-    keep: Keep = store_records,
-) -> Iterator[str]:
-    """Each entry of the summary document as compact JSON text, a batch at a time.
-
-    Entries are joined from each report's stored entry (a load that changed one file
-    rebuilds one entry, not thousands); by release each gains its rank and files. What a
-    batch reads from DuckDB (its stored entries, the cells of those it builds) is read on
-    a cursor of its own while the batch before it is written: after a cold load of many
-    reports, DuckDB's part of building their entries is a large share of the time.
-    The entries built are stored by `keep` (HeldRecords: while the load's log is
-    checkpointed).
-    """
-    cursor = con.cursor()
-    try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-entries") as pool:
-            ahead: tuple[list[dict[str, Any]], Future[_BatchReads]] | None = None
-            for batch in chosen_rows(con, by, suites, release):
-                reads = pool.submit(_batch_reads, cursor, batch)
-                if ahead is not None:
-                    yield from _batch_entries(con, by, *ahead, keep)
-                ahead = (batch, reads)
-            if ahead is not None:
-                yield from _batch_entries(con, by, *ahead, keep)
-    finally:
-        cursor.close()
-
-
-# A batch's stored entries by report id, the rows without one, and their cells.
-_BatchReads = tuple[dict[int, str], list[dict[str, Any]], EntryCells]
+) -> Iterator[SummaryRow]:
+    """Every entry of a summary, in the catalog's order (by suite, then release)."""
+    for heads in summary_heads(con, by, suites, release):
+        yield from summary_rows(con, heads)
 
 
 @contextmanager
@@ -373,48 +340,43 @@ class HeldRecords:
         store_records(con, held)
 
 
-def _batch_reads(cursor: duckdb.DuckDBPyConnection, batch: list[dict[str, Any]]) -> _BatchReads:
-    entries = stored_records_for(cursor, [row["report_id"] for row in batch])
-    missing = [row for row in batch if row["report_id"] not in entries]
-    return entries, missing, entry_cells(cursor, missing)
+# What DuckDB wrote of a report's entry: its pass_at_k, pass_hat_k and lottery as JSON text.
+WrittenCells = dict[int, tuple[str, str, str]]
 
 
-def _batch_entries(
-    con: duckdb.DuckDBPyConnection,
-    by: str,
-    batch: list[dict[str, Any]],
-    reads: Future[_BatchReads],
-    keep: Keep,
-) -> Iterator[str]:
-    """The batch's entries in order: stored, or built (and kept) from its reads."""
-    entries, missing, cells = reads.result()
-    fresh = [
-        (row["report_id"], text)
-        for row, text in zip(missing, report_entries(con, missing, cells), strict=True)
-    ]
-    if fresh:
-        keep(con, fresh)
-    entries.update(fresh)
-    for row in batch:
-        text = entries[row["report_id"]]
-        if by == "release":
-            text = with_release_keys(text, int(row["release_rank"]), list(row["files"]))
-        yield text
+def stored_entries(
+    cursor: duckdb.DuckDBPyConnection, heads: Sequence[ReportHead]
+) -> dict[int, str]:
+    """The entry texts stored for these reports (by report_id), as `keep` stored them:
+    a load that changed one file leaves every other report's entry to be read back."""
+    return stored_records_for(cursor, [head.report_id for head in heads])
 
 
-def with_release_keys(entry: str, rank: int, files: list[str]) -> str:
-    """A report's stored entry (json.dumps of a non-empty object without these keys) with
-    `release_rank` and `files` added last, as json.dumps of the object with them would
-    write it: spliced before the closing brace, not parsed and written again (parsing
-    every entry would make `--by release` cost several times `--by file`)."""
-    head = entry.rstrip()
-    body = head[:-1]  # one copy of the entry's text, not one per check (one entry a release)
-    if not (head.endswith("}") and body.rstrip() != "{"):
-        raise ValueError(f"not a stored summary entry: {entry[:60]!r}")
-    # json.dumps(files, ensure_ascii=False), written from its own string encoder:
-    # json.dumps' setup for a list of one file, once per release, costs more than the list
-    files_text = "[" + ", ".join(map(encode_basestring, files)) + "]"
-    return f'{body}, "release_rank": {rank}, "files": {files_text}}}'
+def written_cells(cursor: duckdb.DuckDBPyConnection, heads: Sequence[ReportHead]) -> WrittenCells:
+    """What DuckDB writes of these reports' entries (metric_cells.sql): each report's
+    pass_at_k, pass_hat_k and lottery as the text json.dumps would write for them, where
+    it can write them exactly (render/summary_json.py says when it cannot)."""
+    if not heads:  # every entry of the batch was stored: not even an empty query
+        return {}
+    return {
+        rid: (at_k, hat_k, lottery)
+        for rid, at_k, hat_k, lottery in cursor.execute(
+            load_query("metric_cells"),
+            {
+                "report_ids": [head.report_id for head in heads],
+                "min_k_max": MIN_K_MAX,
+                "at": METRIC_PASS_AT_K,
+                "hat": METRIC_PASS_HAT_K,
+            },
+        ).fetchall()
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryProblem:
+    file: str
+    scope: str
+    reason: str
 
 
 def summary_problems(
@@ -422,21 +384,21 @@ def summary_problems(
     by: str = "file",
     suites: Sequence[str] | None = None,
     release: str | None = None,
-) -> list[dict[str, str]]:
+) -> list[SummaryProblem]:
     """The load problems a summary lists: all of them, or with a suite or release chosen,
     those of its files and of files that loaded nothing (they may be any suite's)."""
-    problems = problem_entries(con)
+    problems = every_problem(con)
     if not suites and release is None:
         return problems
     files = {
         row["file"]: _wanted(row, suites, release)
-        for row in fetch_rows(con, "report_files", files=[p["file"] for p in problems])
+        for row in fetch_rows(con, "report_files", files=[p.file for p in problems])
     }
-    return [p for p in problems if files.get(p["file"], True)]
+    return [p for p in problems if files.get(p.file, True)]
 
 
-def problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:
+def every_problem(con: duckdb.DuckDBPyConnection) -> list[SummaryProblem]:
     return [
-        {"file": file, "reason": reason, "scope": scope}
+        SummaryProblem(file, scope, reason)
         for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
     ]

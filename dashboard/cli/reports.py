@@ -9,7 +9,6 @@ directory.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -111,7 +110,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
         else:
             from dashboard.render.terminal import render_summary_lines
 
-            rows = (json.loads(e) for e in summary_entries(con, args.by, suites, release, keep))
+            rows = summary_entries(con, args.by, suites, release)
             problems = summary_problems(con, args.by, suites, release)
             for text in render_summary_lines(rows, problems, args.by, ks):
                 out.write(text)

@@ -37,7 +37,11 @@ EVERY_ROW = {
 
 def summary(reports: Path, catalog: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "dashboard.cli", "summary", str(reports), "--catalog", str(catalog)],
+        # --json: the document is joined from report_records, which the summary stores
+        [
+            *(sys.executable, "-m", "dashboard.cli", "summary", str(reports), "--json"),
+            *("--catalog", str(catalog)),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""The summary's entries written partly by DuckDB (summary.report_entries, metric_cells.sql)
+"""The summary's entries written partly by DuckDB (summary_json.report_texts, metric_cells.sql)
 are the text json.dumps writes for the same entries: DuckDB writes a float as Python's
 repr does and quotes text without control characters as json.dumps does; a report it
 cannot write exactly falls back to json.dumps."""
@@ -11,6 +11,7 @@ from typing import Any
 
 import duckdb
 import pytest
+import summaries
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ from dashboard.analysis import summary
 from dashboard.analysis.loading import refresh_catalog
 from dashboard.data.catalog import open_catalog
 from dashboard.data.catalog.queries import fetch_rows
+from dashboard.render import summary_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,9 +58,12 @@ def test_duckdb_quotes_text_without_control_characters_as_json_dumps(duck: Any, 
 
 
 def entries_both_ways(con: Any) -> tuple[list[str], list[str]]:
-    rows = fetch_rows(con, "report_overview", suites=None, release=None)
-    dumped = [json.dumps(r, ensure_ascii=False) for r in summary.report_records(con, rows)]
-    return summary.report_entries(con, rows), dumped
+    heads = summaries.heads(fetch_rows(con, "report_overview", suites=None, release=None))
+    dumped = [
+        json.dumps(summary_json.report_record(r), ensure_ascii=False)
+        for r in summary.summary_rows(con, heads)
+    ]
+    return summary_json.report_texts(con, heads), dumped
 
 
 @pytest.mark.parametrize("reports", ["sample_reports", "tests/fixtures"])
