@@ -86,13 +86,14 @@ import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 from dashboard.analysis import (  # what dashboard/app/state.py imports
-    cases, comparing, gating, loading, lottery, releases, slices, summary,
+    cases, comparing, gating, lottery, opening, releases, slices, summary,
 )
-from dashboard.data.load.snapshot import ServedCatalog
+from dashboard.data.sources.reports import open_source
 t1 = time.perf_counter()
 directory, catalog = Path(sys.argv[1]), sys.argv[2]
-served = ServedCatalog(directory, catalog)
-result = served.refresh(lambda con: loading.refresh_catalog(con, directory))
+options = opening.LoadOptions(catalog=catalog)
+served = opening.served_catalog(open_source(str(directory)), options)
+result = opening.refresh_served(served, options)
 t2 = time.perf_counter()
 con = served.cursor()
 suite = sorted(summary.loaded_suites(con))[0]  # as the pages read them (app/state.py)

@@ -54,13 +54,13 @@ WORKERS = 16
 
 SERVER_CHECK = r"""
 import statistics, sys, time
-from dashboard.analysis import loading
-from dashboard.data.load.snapshot import ServedCatalog
-from dashboard.data.sources.reports import catalog_location, open_source
+from dashboard.analysis import opening
+from dashboard.data.sources.reports import open_source
 started = time.perf_counter()
 source = open_source(sys.argv[1])
-served = ServedCatalog(source, catalog_location(source, None))
-served.refresh(lambda con: loading.refresh_catalog(con, source))
+options = opening.LoadOptions()
+served = opening.served_catalog(source, options)
+opening.refresh_served(served, options)
 first = time.perf_counter() - started
 checks = []
 for _ in range(5):

@@ -19,8 +19,8 @@ from dashboard.analysis import (
     cases,
     comparing,  # noqa: F401  loaded with the app, not by the first page
     gating,
-    loading,
     lottery,
+    opening,
     planning,
     releases,
     slices,
@@ -28,8 +28,9 @@ from dashboard.analysis import (
 )
 from dashboard.data.load.ingest import IngestResult
 from dashboard.data.load.snapshot import ServedCatalog
+from dashboard.data.names import DEFAULT_MAX_BYTES
 from dashboard.data.sources import SourceError
-from dashboard.data.sources.reports import ReportSource, catalog_location, open_source
+from dashboard.data.sources.reports import ReportSource, open_source
 from dashboard.render.formatting import md
 
 ENV_REPORTS = "RELIDASH_REPORTS"
@@ -72,16 +73,21 @@ def reports_label() -> str:
 # environment, a test's) is let go, and so is every one when the cache is cleared: its
 # watch is closed then, or each would keep an inotify instance and threads for good.
 @st.cache_resource(show_spinner=False, max_entries=1, on_release=ServedCatalog.release)
-def served_catalog(text: str, anon: bool, catalog: str | None) -> ServedCatalog:
-    reports = report_source(text, anon)
-    return ServedCatalog(reports, catalog_location(reports, catalog))
+def served_catalog(text: str, anon: bool, options: opening.LoadOptions) -> ServedCatalog:
+    return opening.served_catalog(report_source(text, anon), options)
+
+
+def load_options() -> opening.LoadOptions:
+    """The load options `relidash serve` passed in its environment (the CLI's own)."""
+    max_mb = float(os.environ.get(ENV_MAX_MB) or DEFAULT_MAX_BYTES / (1024 * 1024))
+    return opening.LoadOptions(
+        catalog=os.environ.get(ENV_CATALOG) or None, max_bytes=int(max_mb * 1024 * 1024)
+    )
 
 
 def catalog() -> ServedCatalog:
     source()  # a URL that cannot be used stops here, with its message
-    return served_catalog(
-        _reports_text(), bool(os.environ.get(ENV_ANON)), os.environ.get(ENV_CATALOG) or None
-    )
+    return served_catalog(_reports_text(), bool(os.environ.get(ENV_ANON)), load_options())
 
 
 def load_reports(force: bool = False) -> IngestResult | None:
@@ -104,13 +110,8 @@ def load_reports(force: bool = False) -> IngestResult | None:
             done / total if total else 1.0, text=f"Loading reports: {done} of {total} files parsed"
         )
 
-    max_bytes = int(float(os.environ.get(ENV_MAX_MB, "256")) * 1024 * 1024)
     try:
-        result = served.refresh(
-            lambda con: loading.refresh_catalog(
-                con, reports, max_bytes=max_bytes, progress=progress
-            )
-        )
+        result = opening.refresh_served(served, load_options(), progress)
     except SourceError as exc:  # no catalog at all to fall back on
         bar.empty()
         st.error(f"The reports cannot be loaded: {md(str(exc))}")

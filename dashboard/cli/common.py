@@ -13,17 +13,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from dashboard.data.names import CATALOG_WAIT_SECONDS, DEFAULT_MAX_BYTES
 from dashboard.data.sources import SourceError
 
 if TYPE_CHECKING:
+    from dashboard.analysis.opening import LoadOptions
     from dashboard.data.sources.reports import ReportSource
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-DEFAULT_MAX_FILE_MB = 256
-CATALOG_WAIT_SECONDS = 600  # dashboard/data/catalog.py WAIT_SECONDS: not imported at parse
+DEFAULT_MAX_FILE_MB = DEFAULT_MAX_BYTES // (1024 * 1024)
 
 
 class UsageError(Exception):
@@ -117,15 +118,13 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     from dashboard.data.sources.reports import BucketSource, catalog_location
 
     source = reports_source(args)
-    location = catalog_location(source, args.catalog)
+    options = load_options(args)
     bar = ProgressBar(stream or sys.stderr)
     try:
         loaded = open_loaded(
             source,
-            location,
-            max_bytes=int(args.max_file_mb * 1024 * 1024),
-            wait_seconds=float(getattr(args, "catalog_wait", CATALOG_WAIT_SECONDS)),
-            on_wait=_waiting_for(location),
+            options,
+            on_wait=_waiting_for(catalog_location(source, options.catalog)),
             progress=bar.update,
             settle=settle,
         )
@@ -144,6 +143,17 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
         f"{result.removed} removed, {result.problems} problems ({result.seconds:.2f} s)" + fetched
     )
     return loaded.con
+
+
+def load_options(args: argparse.Namespace) -> LoadOptions:
+    """The load options (add_load_options) as analysis takes them."""
+    from dashboard.analysis.opening import LoadOptions
+
+    return LoadOptions(
+        catalog=args.catalog,
+        max_bytes=int(args.max_file_mb * 1024 * 1024),
+        wait_seconds=float(getattr(args, "catalog_wait", CATALOG_WAIT_SECONDS)),
+    )
 
 
 def _waiting_for(location: str) -> Any:

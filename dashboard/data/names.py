@@ -16,6 +16,9 @@ CONFIG_NAME: Final = "relidash.toml"  # a reports location's settings, beside it
 DEFAULT_MAX_BYTES: Final = 256 * 1024 * 1024
 # The suffixes of report files, in a directory and in object storage alike; which harness
 # wrote one is decided by its content (dashboard/data/formats/).
+# How long a command waits, by default, for a catalog another relidash process holds: long
+# enough for that process to load a large history from nothing.
+CATALOG_WAIT_SECONDS: Final = 600.0
 REPORT_SUFFIXES: Final = (".json", ".jsonl", ".eval")
 MEMORY: Final = ":memory:"  # a catalog kept in memory only
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboard.analysis import opening
 from dashboard.app import state
 
 
@@ -30,7 +31,8 @@ def test_a_catalog_let_go_closes_its_watch(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):
         reports = tmp_path / name
         reports.mkdir()
-        served.append(state.served_catalog(str(reports), False, str(tmp_path / f"{name}.db")))
+        options = opening.LoadOptions(catalog=str(tmp_path / f"{name}.db"))
+        served.append(state.served_catalog(str(reports), False, options))
     assert served[-1].watch is not None, "no watch on a local directory"
     # one source per server: a catalog for another is let go, with its watch
     assert [s.watch is None for s in served] == [True, True, False]

@@ -26,6 +26,7 @@ import duckdb
 from dashboard.data.catalog.queries import execute
 
 # the catalog's locations are named with the rest (sources name their own catalog)
+from dashboard.data.names import CATALOG_WAIT_SECONDS
 from dashboard.data.names import MEMORY as MEMORY
 from dashboard.data.names import CatalogError as CatalogError
 from dashboard.data.names import default_catalog_path as default_catalog_path
@@ -46,9 +47,7 @@ class CatalogBusy(CatalogError):
     """Another process holds the catalog (DuckDB lets one process write a file)."""
 
 
-# How long a command waits for a catalog another process holds, by default: a load of
-# 100,000 reports from nothing takes a minute or two, a warm command under a second.
-WAIT_SECONDS = 600.0
+WAIT_SECONDS = CATALOG_WAIT_SECONDS  # dashboard/data/names.py says why
 
 
 # What DuckDB says of a damaged file when it reads the damaged block, which may be long
