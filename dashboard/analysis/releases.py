@@ -71,8 +71,9 @@ def naming_notes(overview: pd.DataFrame) -> list[str]:
                 else "the two are kept apart (relidash.toml [releases])"
             )
             notes.append(
-                f"{suite} names its releases two ways: {declared} file(s) declare a target "
-                f"version (multivon-eval 0.19+), {by_model} name the model: {how}."
+                f"{suite} names its releases two ways: "
+                f"{_files(declared, 'declares', 'declare')} a target version (multivon-eval "
+                f"0.19+), {by_model} {'names' if by_model == 1 else 'name'} the model: {how}."
             )
         for release, files in rows.groupby("release", sort=False)["file"]:
             if len(files) > 1:
@@ -274,3 +275,8 @@ def passk_curve(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _files(n: int, one: str, many: str) -> str:
+    """`1 file declares`, `6 files declare`."""
+    return f"1 file {one}" if n == 1 else f"{n} files {many}"

@@ -132,7 +132,9 @@ def test_a_catalog_labelled_by_older_rules_is_labelled_again(tmp_path: Path) -> 
 def test_data_page_notes_say_how_the_suite_names_releases(con: Any) -> None:
     notes = naming_notes(report_overview(con))
     assert len(notes) == 2
-    assert "names its releases two ways" in notes[0] and "2 file(s) declare" in notes[0]
+    assert (
+        "names its releases two ways" in notes[0] and "2 files declare a target version" in notes[0]
+    )
     assert "v1.6.0 has 2 files" in notes[1]
     assert notes[1].count("03_mv0.18.0_support-bot@v1.6.0.json") == 1
     assert "uses 04_mv0.20.0_v1.6.0.json" in notes[1]
