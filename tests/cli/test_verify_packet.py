@@ -97,7 +97,11 @@ def with_block(html: str, doc: Any) -> str:
 
 
 def block_of(made: Made) -> dict[str, Any]:
-    doc = read_packet_block(made.packet.read_text(encoding="utf-8"))
+    return block_of_packet(made.packet)
+
+
+def block_of_packet(packet: Path) -> dict[str, Any]:
+    doc = read_packet_block(packet.read_text(encoding="utf-8"))
     assert doc is not None
     return doc
 
@@ -401,6 +405,27 @@ def test_changed_reports_flip_the_verdict_and_name_the_moved_numbers_and_signoff
     code, out, err = run_cli([*argv, "--verbose"], capsys)
     assert code == 1
     assert f"changed: {RELEASE_FILE}: " in out and "moved: verdict: PASSED -> UNDECIDED" in out
+
+    # verified by another relidash, the moved numbers may be its own: it says so, and
+    # which relidash would check what the packet shows; it still does not hold
+    then = block_of_packet(packet)["review"]["relidash_version"]
+    monkeypatch.setattr("dashboard.data.catalog.relidash_version", lambda: "99.0.0")
+    code, out, err = run_cli(argv, capsys)
+    assert code == 1
+    assert (
+        f"It was written by relidash {then}; this is relidash 99.0.0, whose numbers or layout "
+        "may differ." in out
+    )
+    assert f"    To check what it shows, verify it with relidash {then}." in out.splitlines()
+
+
+def test_another_relidash_says_nothing_of_versions_when_the_packet_holds(
+    capsys: pytest.CaptureFixture[str], made: Made, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("dashboard.data.catalog.relidash_version", lambda: "99.0.0")
+    code, out, err = verify(capsys, made, made.packet)
+    assert code == 0, out + err
+    assert "99.0.0" not in out and "verify it with relidash" not in out
 
 
 def test_a_release_added_after_the_packet_leaves_it_holding(
