@@ -225,6 +225,16 @@ def loaded_suites(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {str(row["suite"]) for row in fetch_rows(con, "suite_names")}
 
 
+def suite_releases(
+    con: duckdb.DuckDBPyConnection, suites: Sequence[str] | None = None
+) -> dict[str, list[str]]:
+    """Each suite's releases (of these suites only), in name order."""
+    releases: dict[str, list[str]] = {}
+    for row in fetch_rows(con, "suite_releases", suites=list(suites) if suites else None):
+        releases.setdefault(str(row["suite"]), []).append(str(row["release"]))
+    return releases
+
+
 def _wanted(row: dict[str, Any], suites: Sequence[str] | None, release: str | None) -> bool:
     return (not suites or row["suite"] in suites) and (release is None or row["release"] == release)
 

@@ -80,6 +80,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     con = load(args, settle=False)  # first: it imports numpy while the catalog opens
     from dashboard.analysis.summary import (
         loaded_suites,
+        suite_releases,
         summary_entries,
         summary_problems,
         summary_session,
@@ -112,7 +113,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
             rows = summary_entries(con, args.by, suites, release)
             problems = summary_problems(con, args.by, suites, release)
-            for text in render_summary_lines(rows, problems, args.by, ks):
+            labels = suite_releases(con, suites)
+            for text in render_summary_lines(rows, problems, args.by, ks, labels):
                 out.write(text)
     if unknown:
         raise UsageError(
