@@ -95,11 +95,10 @@ class PromptfooHarness(RowHarness):
         """A test's repeats, read from the eval file's rows of the report's pair (from its
         eval's, in a database)."""
         first = rows[0]
-        limit = max(size, READ_BACK_LIMIT)
         if is_database(str(path)):
-            found = read_database_eval(str(path), limit, str(first["eval_id"]))
+            found = read_database_eval(str(path), str(first["eval_id"]))
         else:
-            found = read_eval(str(path), size, limit)
+            found = read_eval(str(path), size, max(size, READ_BACK_LIMIT))
         pair_rows = found.rows.get(int(first["prompt_idx"]))
         if pair_rows is None:
             raise FormatProblem(

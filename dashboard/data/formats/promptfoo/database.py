@@ -113,9 +113,10 @@ def database_rows(path: str, max_bytes: int, settings: PromptfooSettings) -> lis
     return reports
 
 
-def read_database_eval(path: str, max_bytes: int, eval_id: str) -> PromptfooEval:
-    """One eval of the database, as its export reads (for a case's transcripts)."""
-    with opened_copy(path, max_bytes) as con:
+def read_database_eval(path: str, eval_id: str) -> PromptfooEval:
+    """One eval of the database, as its export reads (for a case's transcripts). No size
+    limit: the load read the database within it, and one eval is held, not all."""
+    with opened_copy(path, None) as con:
         try:
             rows = list(fetch(con, "evals", eval_id=eval_id))
         except sqlite3.Error as exc:
@@ -147,7 +148,7 @@ def fetch(con: sqlite3.Connection, name: str, **params: Any) -> Iterator[dict[st
 
 
 @contextmanager
-def opened_copy(path: str, max_bytes: int) -> Iterator[sqlite3.Connection]:
+def opened_copy(path: str, max_bytes: int | None) -> Iterator[sqlite3.Connection]:
     """A connection to a copy of the database (and what SQLite reads beside it) in a
     temporary directory, which is removed after; FormatProblem when it is not promptfoo's."""
     source = os.path.realpath(path)  # a link's -wal lies beside the database it names
@@ -172,12 +173,13 @@ def opened_copy(path: str, max_bytes: int) -> Iterator[sqlite3.Connection]:
             con.close()
 
 
-def copy_database(source: str, copy: str, max_bytes: int) -> None:
-    """Copy the database and its sidecars, again while their stats change under the copy."""
+def copy_database(source: str, copy: str, max_bytes: int | None) -> None:
+    """Copy the database and its sidecars, again while their stats change under the copy
+    (FormatProblem when together they are over `max_bytes`)."""
     for attempt in range(COPY_ATTEMPTS):
         before = _stamps(source)
         total = sum(stamp[0] for stamp in before if stamp is not None)
-        if total > max_bytes:
+        if max_bytes is not None and total > max_bytes:
             log = " with its write-ahead log" if before[1] else ""
             raise FormatProblem(
                 f"is {total / 2**20:.1f} MiB{log}, over the {max_bytes / 2**20:g} MiB size "
