@@ -307,6 +307,65 @@ def test_an_eval_that_cannot_be_read_is_a_problem_naming_it(tmp_path: Path) -> N
     }
 
 
+def test_the_size_limit_counts_the_write_ahead_log(tmp_path: Path) -> None:
+    root = reports_dir(tmp_path / "reports", DB)
+    path = root / DB
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("UPDATE eval_results SET metadata = metadata")  # every page into the log
+        limit = path.stat().st_size + Path(f"{path}-wal").stat().st_size // 2
+        con = open_catalog(MEMORY)
+        loading.refresh_catalog(con, root, max_bytes=limit)
+        doc = summaries.summary_json(con)
+        con.close()
+    finally:
+        writer.close()
+    (problem,) = doc["problems"]
+    assert problem["file"] == DB and problem["scope"] == "file" and not doc["reports"]
+    assert "MiB with its write-ahead log, over the" in problem["reason"]
+    assert problem["reason"].endswith("size limit (raise it with --max-file-mb)")
+
+
+@pytest.mark.parametrize("writes", [1, 100])
+def test_a_copy_made_while_promptfoo_writes_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writes: int
+) -> None:
+    """promptfoo appending to the -wal while relidash copies it: the copy is made again
+    until the stats hold still, and a database that never holds still is a problem."""
+    root = reports_dir(tmp_path / "reports", DB)
+    path = root / DB
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("DELETE FROM evals WHERE id = ?", (eval_id("single_pair.json"),))
+    copyfile, left = shutil.copyfile, [writes]
+
+    def copy_while_writing(source: Any, target: Any) -> Any:
+        done = copyfile(source, target)
+        if str(source).endswith("-wal") and left[0] > 0:
+            left[0] -= 1
+            with open(source, "ab") as log:  # a frame being written: SQLite ignores it
+                log.write(b"\0" * 32)
+        return done
+
+    monkeypatch.setattr(shutil, "copyfile", copy_while_writing)
+    try:
+        con = load(root)
+        doc = summaries.summary_json(con)
+        con.close()
+    finally:
+        writer.close()
+    if writes == 1:
+        assert {p["scope"] for p in doc["problems"]} == {"report"}  # the cached replays
+        releases = {r["release"] for r in doc["reports"]}
+        assert releases == {release("cached_run1.json"), release("cached_run2.json")}
+    else:
+        (problem,) = doc["problems"]
+        assert problem["file"] == DB and problem["reason"].startswith("changed each of the")
+
+
 # ---- a case read back ----------------------------------------------------------------------
 
 
