@@ -233,36 +233,45 @@ def test_the_database_is_never_written_nor_opened_in_place(
         assert not Path(path).parent.exists()  # the private copy's directory is removed
 
 
-def test_an_eval_changed_only_in_the_write_ahead_log_is_read_so(tmp_path: Path) -> None:
+def delete_eval(writer: sqlite3.Connection, gone: str) -> None:
+    writer.execute("BEGIN")
+    for table, key in (
+        ("eval_results", "eval_id"),
+        ("evals_to_tags", "eval_id"),
+        ("evals_to_prompts", "eval_id"),
+        ("evals_to_datasets", "eval_id"),
+        ("evals", "id"),
+    ):
+        writer.execute(f"DELETE FROM {table} WHERE {key} = ?", (gone,))  # noqa: S608
+    writer.execute("COMMIT")
+
+
+def test_what_is_only_in_the_write_ahead_log_is_read_once_in_the_database(
+    tmp_path: Path,
+) -> None:
+    """What relidash reads of the file is what its digest covers: a change promptfoo has
+    written to its -wal alone is not read (the file's digest would not show it), and is
+    read once promptfoo folds it into the database (closing it, here)."""
     root = reports_dir(tmp_path / "reports", DB)
     path = root / DB
+    catalog = open_catalog(str(tmp_path / "catalog.duckdb"))
+    every = {release(name) for name in EVALS}
     writer = sqlite3.connect(path, isolation_level=None)
     try:
         assert writer.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
         writer.execute("PRAGMA wal_autocheckpoint=0")
         main = path.read_bytes()
-        gone = eval_id("single_pair.json")
-        writer.execute("BEGIN")
-        for table, key in (
-            ("eval_results", "eval_id"),
-            ("evals_to_tags", "eval_id"),
-            ("evals_to_prompts", "eval_id"),
-            ("evals_to_datasets", "eval_id"),
-            ("evals", "id"),
-        ):
-            writer.execute(f"DELETE FROM {table} WHERE {key} = ?", (gone,))  # noqa: S608
-        writer.execute("COMMIT")
-        assert path.read_bytes() == main  # the change lives in the -wal alone
-        wal = Path(f"{path}-wal").read_bytes()
-        assert wal
-        con = load(root)
-        doc = summaries.summary_json(con)
-        con.close()
-        assert Path(f"{path}-wal").read_bytes() == wal and path.read_bytes() == main
+        delete_eval(writer, eval_id("single_pair.json"))
+        assert path.read_bytes() == main and Path(f"{path}-wal").read_bytes()  # in the log
+        loading.refresh_catalog(catalog, root)
+        assert {r["release"] for r in summaries.summary_json(catalog)["reports"]} == every
     finally:
-        writer.close()
-    releases = {r["release"] for r in doc["reports"]}
-    assert releases == {release("cached_run1.json"), release("cached_run2.json")}
+        writer.close()  # the last connection checkpoints the log into the database
+    assert path.read_bytes() != main and not Path(f"{path}-wal").exists()
+    assert loading.refresh_catalog(catalog, root).parsed == 1
+    releases = {r["release"] for r in summaries.summary_json(catalog)["reports"]}
+    catalog.close()
+    assert releases == every - {release("single_pair.json")}
 
 
 # ---- problems ------------------------------------------------------------------------------
@@ -307,60 +316,56 @@ def test_an_eval_that_cannot_be_read_is_a_problem_naming_it(tmp_path: Path) -> N
     }
 
 
-def test_the_size_limit_counts_the_write_ahead_log(tmp_path: Path) -> None:
+def test_the_size_limit_is_the_databases_alone(tmp_path: Path) -> None:
+    """A large -wal beside the database is not read, so it does not count."""
     root = reports_dir(tmp_path / "reports", DB)
     path = root / DB
     writer = sqlite3.connect(path, isolation_level=None)
     try:
         writer.execute("PRAGMA journal_mode=WAL")
         writer.execute("PRAGMA wal_autocheckpoint=0")
-        writer.execute("UPDATE eval_results SET metadata = metadata")  # every page into the log
-        limit = path.stat().st_size + Path(f"{path}-wal").stat().st_size // 2
-        con = open_catalog(MEMORY)
-        loading.refresh_catalog(con, root, max_bytes=limit)
-        doc = summaries.summary_json(con)
-        con.close()
+        writer.execute("UPDATE eval_results SET latency_ms = latency_ms + 1")  # into the log
+        assert Path(f"{path}-wal").stat().st_size > 0  # database and log: over the limit
+        docs = []
+        for limit in (path.stat().st_size, path.stat().st_size - 1):
+            con = open_catalog(MEMORY)
+            loading.refresh_catalog(con, root, max_bytes=limit)
+            docs.append(summaries.summary_json(con))
+            con.close()
     finally:
         writer.close()
-    (problem,) = doc["problems"]
-    assert problem["file"] == DB and problem["scope"] == "file" and not doc["reports"]
-    assert "MiB with its write-ahead log, over the" in problem["reason"]
+    within, over = docs
+    assert len(within["reports"]) == 5
+    (problem,) = over["problems"]
+    assert problem["file"] == DB and problem["scope"] == "file" and not over["reports"]
     assert problem["reason"].endswith("size limit (raise it with --max-file-mb)")
 
 
 @pytest.mark.parametrize("writes", [1, 100])
-def test_a_copy_made_while_promptfoo_writes_is_made_again(
+def test_a_copy_made_while_the_database_changes_is_made_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writes: int
 ) -> None:
-    """promptfoo appending to the -wal while relidash copies it: the copy is made again
-    until the stats hold still, and a database that never holds still is a problem."""
+    """The database changing while relidash copies it (promptfoo checkpointing): the copy
+    is made again until the file holds still, and one that never does is a problem."""
     root = reports_dir(tmp_path / "reports", DB)
     path = root / DB
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode=WAL")
-    writer.execute("PRAGMA wal_autocheckpoint=0")
-    writer.execute("DELETE FROM evals WHERE id = ?", (eval_id("single_pair.json"),))
     copyfile, left = shutil.copyfile, [writes]
 
     def copy_while_writing(source: Any, target: Any) -> Any:
         done = copyfile(source, target)
-        if str(source).endswith("-wal") and left[0] > 0:
+        if os.path.realpath(source) == os.path.realpath(path) and left[0] > 0:
             left[0] -= 1
-            with open(source, "ab") as log:  # a frame being written: SQLite ignores it
-                log.write(b"\0" * 32)
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
         return done
 
     monkeypatch.setattr(shutil, "copyfile", copy_while_writing)
-    try:
-        con = load(root)
-        doc = summaries.summary_json(con)
-        con.close()
-    finally:
-        writer.close()
+    con = load(root)
+    doc = summaries.summary_json(con)
+    con.close()
     if writes == 1:
         assert {p["scope"] for p in doc["problems"]} == {"report"}  # the cached replays
-        releases = {r["release"] for r in doc["reports"]}
-        assert releases == {release("cached_run1.json"), release("cached_run2.json")}
+        assert {r["release"] for r in doc["reports"]} == {release(name) for name in EVALS}
     else:
         (problem,) = doc["problems"]
         assert problem["file"] == DB and problem["reason"].startswith("changed each of the")
@@ -411,15 +416,30 @@ def test_a_case_whose_eval_is_gone_says_so(tmp_path: Path) -> None:
     loaded = path.stat()
     writer = sqlite3.connect(path, isolation_level=None)
     try:
-        writer.execute("PRAGMA journal_mode=WAL")  # rewrites the header: same size
-        writer.execute("PRAGMA wal_autocheckpoint=0")
         writer.execute("DELETE FROM evals WHERE id = ?", (eval_id("single_pair.json"),))
-        # the database's own size and mtime as loaded: the read finds the eval gone from
-        # its log, not the file changed
-        os.utime(path, ns=(loaded.st_atime_ns, loaded.st_mtime_ns))
-        assert path.stat().st_size == loaded.st_size
+    finally:
+        writer.close()
+    # the database's own size and mtime as loaded: the read finds the eval gone, not the
+    # file changed
+    os.utime(path, ns=(loaded.st_atime_ns, loaded.st_mtime_ns))
+    assert path.stat().st_size == loaded.st_size
+    try:
         with pytest.raises(TranscriptUnavailable, match="no longer holds eval eval-hZd-"):
             read_case_trials(con, report_id, case_idx)
     finally:
-        writer.close()
         con.close()
+
+
+def test_a_file_named_as_a_database_that_is_not_one_is_a_problem_saying_so(
+    tmp_path: Path,
+) -> None:
+    root = reports_dir(tmp_path / "reports", "single_pair.json")
+    (root / "Thumbs.db").write_bytes(bytes(range(256)) * 8)
+    (root / "notes.sqlite").write_text("hello", encoding="utf-8")
+    con = load(root)
+    doc = summaries.summary_json(con)
+    con.close()
+    reasons = {p["file"]: p["reason"] for p in doc["problems"]}
+    assert set(reasons) == {"Thumbs.db", "notes.sqlite"}
+    assert all(r.startswith("is not a SQLite database (relidash reads") for r in reasons.values())
+    assert [r["file"] for r in doc["reports"]] == ["single_pair.json"]

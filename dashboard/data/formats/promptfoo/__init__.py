@@ -44,6 +44,13 @@ if TYPE_CHECKING:
     import duckdb
 
 JSONL = ".jsonl"
+# A file named so is read as promptfoo's database: one that is not SQLite (a Thumbs.db)
+# is a problem that says what relidash looked for, not that it is not JSON.
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+NOT_A_DATABASE = (
+    "is not a SQLite database (relidash reads a .db, .sqlite or .sqlite3 file as "
+    "promptfoo's database)"
+)
 # An eval file is read whole to show one case (it has no index): up to the load's default
 # file limit, as the load read it.
 READ_BACK_LIMIT = DEFAULT_MAX_BYTES
@@ -70,12 +77,17 @@ class PromptfooHarness(RowHarness):
     terms = TERMS
 
     def claims(self, path: str, leading: bytes) -> bool:
-        """Every `.jsonl` file (to say why it is not read), a JSON file whose first bytes
-        are an eval's: `{"evalId"`, or `"results"` and `"evalId"` among them, and every
-        SQLite database (its tables tell whether it is promptfoo's)."""
+        """Every `.jsonl` file and every file named as a database (to say why it is not
+        read, when it is not), a JSON file whose first bytes are an eval's: `{"evalId"`,
+        or `"results"` and `"evalId"` among them, and every SQLite database (its tables
+        tell whether it is promptfoo's)."""
         if path.endswith("/"):
             return False
-        return path.endswith(JSONL) or looks_like_eval(leading) or looks_like_database(leading)
+        return (
+            path.endswith((JSONL, *DATABASE_SUFFIXES))
+            or looks_like_eval(leading)
+            or looks_like_database(leading)
+        )
 
     def read_settings(self, config: Path | None) -> Settings:
         return read_promptfoo_settings(config)
@@ -85,6 +97,8 @@ class PromptfooHarness(RowHarness):
             raise jsonl_problem(path)
         if is_database(path):
             return database_rows(path, max_bytes, settings)  # type: ignore[arg-type]
+        if path.endswith(DATABASE_SUFFIXES):
+            raise FormatProblem(NOT_A_DATABASE)
         return eval_rows(read_eval(path, size, max_bytes), path, settings)  # type: ignore[arg-type]
 
     trials_query = "promptfoo_case_trials"

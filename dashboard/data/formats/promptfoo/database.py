@@ -15,12 +15,16 @@ exports as results version 2. Token counts and stats, which relidash does not re
 left out, and so is `metadata.promptfooVersion`: the database does not record which
 promptfoo wrote it (an export names the promptfoo that exported it).
 
-SQLite never opens the user's file. promptfoo runs its database in WAL mode, so recent
-evals may live only in `promptfoo.db-wal` beside it; and SQLite opening a database in
-WAL mode creates `-wal` and `-shm` files beside it, even to read, and checkpoints into
-it. So the database, its `-wal` and a rollback `-journal` (which a writer stopped
-mid-transaction leaves) are copied into a temporary directory, removed after the read,
-and SQLite opens the copy.
+SQLite never opens the user's file: opening a database in WAL mode, as promptfoo keeps
+it, creates `-wal` and `-shm` files beside it even to read, and checkpoints into it. The
+database is copied into a temporary directory, removed after the read, and SQLite opens
+the copy.
+
+Only the database file is copied, never its `-wal` (what promptfoo wrote since its last
+checkpoint) nor a rollback `-journal`: what relidash reads of a file must be what that
+file's digest covers, the digest a sign-off binds and `verify` checks. An eval still in
+the log alone is read once promptfoo has written it into the database, at the latest
+when promptfoo closes it.
 
 Must not: write beside the database, touch DuckDB, import Streamlit or Altair.
 """
@@ -34,7 +38,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -46,11 +50,8 @@ from dashboard.data.formats.protocol import FormatProblem, ReportRows
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 PROMPTFOO_TABLES = {"evals", "eval_results"}
-# What SQLite reads beside a database: its write-ahead log, and the rollback journal of a
-# writer stopped mid-transaction (SQLite rolls the copy back with it).
-SIDECARS = ("-wal", "-journal")
-# A copy made while promptfoo writes may pair a database and a log of two moments: it is
-# made again, up to this many times, until the files' stats are the same after as before.
+# A copy made while promptfoo checkpoints may catch the file half written: it is made
+# again, up to this many times, until the file's stat is the same after as before.
 COPY_ATTEMPTS = 4
 COPY_PAUSE_SECONDS = 0.05
 FAILURE_REASONS = (0, 1, 2)  # promptfoo's ResultFailureReason: NONE, ASSERT, ERROR
@@ -149,9 +150,9 @@ def fetch(con: sqlite3.Connection, name: str, **params: Any) -> Iterator[dict[st
 
 @contextmanager
 def opened_copy(path: str, max_bytes: int | None) -> Iterator[sqlite3.Connection]:
-    """A connection to a copy of the database (and what SQLite reads beside it) in a
-    temporary directory, which is removed after; FormatProblem when it is not promptfoo's."""
-    source = os.path.realpath(path)  # a link's -wal lies beside the database it names
+    """A connection to a copy of the database in a temporary directory, which is removed
+    after; FormatProblem when it is not promptfoo's."""
+    source = os.path.realpath(path)
     with tempfile.TemporaryDirectory(prefix="relidash-promptfoo-") as scratch:
         copy = os.path.join(scratch, "promptfoo.db")
         copy_database(source, copy, max_bytes)
@@ -174,29 +175,18 @@ def opened_copy(path: str, max_bytes: int | None) -> Iterator[sqlite3.Connection
 
 
 def copy_database(source: str, copy: str, max_bytes: int | None) -> None:
-    """Copy the database and its sidecars, again while their stats change under the copy
-    (FormatProblem when together they are over `max_bytes`)."""
+    """Copy the database, again while its stat changes under the copy (FormatProblem when
+    it is over `max_bytes`, or never holds still)."""
     for attempt in range(COPY_ATTEMPTS):
-        before = _stamps(source)
-        total = sum(stamp[0] for stamp in before if stamp is not None)
-        if max_bytes is not None and total > max_bytes:
-            log = " with its write-ahead log" if before[1] else ""
+        before = _stamp(source)
+        if max_bytes is not None and before[0] > max_bytes:
             raise FormatProblem(
-                f"is {total / 2**20:.1f} MiB{log}, over the {max_bytes / 2**20:g} MiB size "
+                f"is {before[0] / 2**20:.1f} MiB, over the {max_bytes / 2**20:g} MiB size "
                 "limit (raise it with --max-file-mb)"
             )
-        try:
-            for suffix, stamp in zip(("", *SIDECARS), before, strict=True):
-                if stamp is not None:
-                    shutil.copyfile(source + suffix, copy + suffix)
-            if _stamps(source) == before:
-                return
-        except FileNotFoundError:
-            if not os.path.exists(source):
-                raise
-        for suffix in SIDECARS:  # a sidecar of this copy must not be read with the next
-            with suppress(FileNotFoundError):
-                os.remove(copy + suffix)
+        shutil.copyfile(source, copy)
+        if _stamp(source) == before:
+            return
         time.sleep(COPY_PAUSE_SECONDS * (attempt + 1))
     raise FormatProblem(
         f"changed each of the {COPY_ATTEMPTS} times relidash copied it (promptfoo is "
@@ -204,22 +194,10 @@ def copy_database(source: str, copy: str, max_bytes: int | None) -> None:
     )
 
 
-Stamp = tuple[int, int, int, int]
-
-
-def _stamps(source: str) -> list[Stamp | None]:
-    """(size, mtime, ctime, inode) of the database and of each sidecar (None: absent)."""
-    stamps: list[Stamp | None] = []
-    for suffix in ("", *SIDECARS):
-        try:
-            st = os.stat(source + suffix)
-        except FileNotFoundError:
-            if not suffix:
-                raise
-            stamps.append(None)
-            continue
-        stamps.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-    return stamps
+def _stamp(source: str) -> tuple[int, int, int, int]:
+    """(size, mtime, ctime, inode) of the file."""
+    st = os.stat(source)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 # ---- an eval as promptfoo exports it -------------------------------------------------------
