@@ -19,7 +19,7 @@ DEFAULT_MAX_BYTES: Final = 256 * 1024 * 1024
 # How long a command waits, by default, for a catalog another relidash process holds: long
 # enough for that process to load a large history from nothing.
 CATALOG_WAIT_SECONDS: Final = 600.0
-REPORT_SUFFIXES: Final = (".json", ".jsonl", ".eval")
+REPORT_SUFFIXES: Final = (".json", ".jsonl", ".eval", ".db", ".sqlite", ".sqlite3")
 MEMORY: Final = ":memory:"  # a catalog kept in memory only
 
 

@@ -1,10 +1,12 @@
 """promptfoo evals: a `promptfoo eval -o results.json` file (or `promptfoo export eval ID
 -o file.json`, the same shape) is one eval, each of its (prompt, provider) pairs one report.
+promptfoo's own database (`promptfoo.db`) holds many evals, each read as its export.
 
 eval.py reads and checks the file and groups its rows by pair and test; rows.py maps a
-pair to catalog rows; transcript.py renders one row (a repeat) for the pages that show a
-case; unknown.py words a report's UNKNOWN reasons in tests and repeats. promptfoo's JSON Lines output (`-o results.jsonl`) has no eval id, config or
-timestamp: it is claimed here only to say so.
+pair to catalog rows; database.py rebuilds each eval of a database as its export;
+transcript.py renders one row (a repeat) for the pages that show a case; unknown.py words
+a report's UNKNOWN reasons in tests and repeats. promptfoo's JSON Lines output (`-o
+results.jsonl`) has no eval id, config or timestamp: it is claimed here only to say so.
 """
 
 from __future__ import annotations
@@ -13,6 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dashboard.data.formats import PROMPTFOO
+from dashboard.data.formats.promptfoo.database import (
+    database_rows,
+    is_database,
+    looks_like_database,
+    read_database_eval,
+)
 from dashboard.data.formats.promptfoo.eval import (
     jsonl_problem,
     looks_like_eval,
@@ -36,6 +44,13 @@ if TYPE_CHECKING:
     import duckdb
 
 JSONL = ".jsonl"
+# A file named so is read as promptfoo's database: one that is not SQLite (a Thumbs.db)
+# is a problem that says what relidash looked for, not that it is not JSON.
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+NOT_A_DATABASE = (
+    "is not a SQLite database (relidash reads a .db, .sqlite or .sqlite3 file as "
+    "promptfoo's database)"
+)
 # An eval file is read whole to show one case (it has no index): up to the load's default
 # file limit, as the load read it.
 READ_BACK_LIMIT = DEFAULT_MAX_BYTES
@@ -62,11 +77,17 @@ class PromptfooHarness(RowHarness):
     terms = TERMS
 
     def claims(self, path: str, leading: bytes) -> bool:
-        """Every `.jsonl` file (to say why it is not read), and a JSON file whose first
-        bytes are an eval's: `{"evalId"`, or `"results"` and `"evalId"` among them."""
+        """Every `.jsonl` file and every file named as a database (to say why it is not
+        read, when it is not), a JSON file whose first bytes are an eval's: `{"evalId"`,
+        or `"results"` and `"evalId"` among them, and every SQLite database (its tables
+        tell whether it is promptfoo's)."""
         if path.endswith("/"):
             return False
-        return path.endswith(JSONL) or looks_like_eval(leading)
+        return (
+            path.endswith((JSONL, *DATABASE_SUFFIXES))
+            or looks_like_eval(leading)
+            or looks_like_database(leading)
+        )
 
     def read_settings(self, config: Path | None) -> Settings:
         return read_promptfoo_settings(config)
@@ -74,6 +95,10 @@ class PromptfooHarness(RowHarness):
     def read(self, path: str, size: int, max_bytes: int, settings: Settings) -> list[ReportRows]:
         if path.endswith(JSONL):
             raise jsonl_problem(path)
+        if is_database(path):
+            return database_rows(path, max_bytes, settings)  # type: ignore[arg-type]
+        if path.endswith(DATABASE_SUFFIXES):
+            raise FormatProblem(NOT_A_DATABASE)
         return eval_rows(read_eval(path, size, max_bytes), path, settings)  # type: ignore[arg-type]
 
     trials_query = "promptfoo_case_trials"
@@ -81,9 +106,13 @@ class PromptfooHarness(RowHarness):
     def transcripts(
         self, rows: list[dict[str, Any]], path: Path, size: int
     ) -> list[tuple[str, list[dict[str, Any]]]]:
-        """A test's repeats, read from the eval file's rows of the report's pair."""
+        """A test's repeats, read from the eval file's rows of the report's pair (from its
+        eval's, in a database)."""
         first = rows[0]
-        found = read_eval(str(path), size, max(size, READ_BACK_LIMIT))
+        if is_database(str(path)):
+            found = read_database_eval(str(path), str(first["eval_id"]))
+        else:
+            found = read_eval(str(path), size, max(size, READ_BACK_LIMIT))
         pair_rows = found.rows.get(int(first["prompt_idx"]))
         if pair_rows is None:
             raise FormatProblem(
