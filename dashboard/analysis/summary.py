@@ -20,9 +20,6 @@ import duckdb
 
 from dashboard.analysis.estimates import (
     MIN_K_MAX,
-    count_or_none,
-    k_max_for,
-    number_or_none,
     text_or_none,
 )
 from dashboard.data.catalog import SettleAhead, settle_catalog
@@ -68,7 +65,10 @@ def stored_pass_k(
     }
 
 
-@dataclass(frozen=True, slots=True)
+# The heads are built for every row of a summary, stored entry or not: plain slotted
+# classes, with the catalog's typed columns taken as they come (a frozen dataclass sets
+# each field through object.__setattr__, several times the cost at many thousand rows).
+@dataclass(slots=True)
 class CaseCounts:
     total: int
     evaluated: int
@@ -77,7 +77,7 @@ class CaseCounts:
     excluded: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReportHead:
     """What a summary says of a report before its numbers: one report_overview row.
 
@@ -102,31 +102,33 @@ class ReportHead:
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> ReportHead:
+        """The head of a report_overview row (its INTEGER and VARCHAR columns as DuckDB
+        gives them; a NULL flag is false)."""
         return cls(
-            report_id=int(row["report_id"]),
-            file=row["file"],
-            suite=row["suite"],
-            release=row["release"],
-            release_rank=int(row["release_rank"]),
-            harness=row["harness"],
-            format=row["format"],
-            upgraded=bool(row["upgraded"]),
-            complete=bool(row["complete"]),
-            log_status=row["log_status"],
-            cases=CaseCounts(
-                total=int(row["cases_total"]),
-                evaluated=int(row["cases_evaluated"]),
-                errored=int(row["cases_errored"]),
-                skipped=int(row["cases_skipped"]),
-                excluded=int(row["cases_excluded"]),
+            row["report_id"],
+            row["file"],
+            row["suite"],
+            row["release"],
+            row["release_rank"],
+            row["harness"],
+            row["format"],
+            bool(row["upgraded"]),
+            bool(row["complete"]),
+            row["log_status"],
+            CaseCounts(
+                row["cases_total"],
+                row["cases_evaluated"],
+                row["cases_errored"],
+                row["cases_skipped"],
+                row["cases_excluded"],
             ),
-            runs_min=count_or_none(row["runs_min"]),
-            runs_max=count_or_none(row["runs_max"]),
-            files=row.get("files"),
+            row["runs_min"],
+            row["runs_max"],
+            row.get("files"),
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MetricCell:
     value: float | None  # None: UNKNOWN, and `unknown_reason` says why
     ci_low: float | None
@@ -134,7 +136,7 @@ class MetricCell:
     unknown_reason: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LotteryCase:
     case_id: str | None
     input: str
@@ -142,7 +144,7 @@ class LotteryCase:
     runs: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SummaryRow:
     """One entry of a summary: a report's head, its pass@k and pass^k by k (up to its
     k_max, in k order) and its lottery cases."""
@@ -154,39 +156,40 @@ class SummaryRow:
 
 
 def summary_rows(con: duckdb.DuckDBPyConnection, heads: Sequence[ReportHead]) -> list[SummaryRow]:
-    """The entries of these reports, read from the estimates the load stored.
-
-    Built from plain rows: at thousands of reports, DataFrame grouping costs more than the
-    rest. Only the heads' own reports are read: a streamed summary asks a batch at a time.
-    """
+    """The entries of these reports, read from the estimates the load stored (only the
+    heads' own: a streamed summary asks a batch at a time)."""
     wanted = [head.report_id for head in heads]
-    metrics = _metric_cells(con, wanted)
+    cells = _metric_cells(con, wanted)
     lottery = _lottery_cases(con, wanted)
-    rows = []
-    for head in heads:
-        k_max = k_max_for(head.runs_max)
-        at_k, hat_k = (
-            {k: cell for k, cell in metrics.get((head.report_id, metric), {}).items() if k <= k_max}
-            for metric in (METRIC_PASS_AT_K, METRIC_PASS_HAT_K)
+    return [
+        SummaryRow(
+            head,
+            cells.get((head.report_id, True), {}),
+            cells.get((head.report_id, False), {}),
+            lottery.get(head.report_id, []),
         )
-        rows.append(SummaryRow(head, at_k, hat_k, lottery.get(head.report_id, [])))
-    return rows
+        for head in heads
+    ]
 
 
 def _metric_cells(
     con: duckdb.DuckDBPyConnection, report_ids: list[int]
-) -> dict[tuple[int, str], dict[int, MetricCell]]:
-    """Each (report, metric)'s cells by k, in k order, from the stored metrics."""
-    metrics: dict[tuple[int, str], dict[int, MetricCell]] = {}
+) -> dict[tuple[int, bool], dict[int, MetricCell]]:
+    """Each (report, is pass@k)'s cells by k, in k order, up to the report's k_max."""
+    cells: dict[tuple[int, bool], dict[int, MetricCell]] = {}
     if not report_ids:
-        return metrics
-    for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
-        load_query("report_metrics"), {"report_ids": report_ids}
+        return cells
+    for rid, at_k, k, value, low, high, reason in con.execute(
+        load_query("summary_cells"),
+        {
+            "report_ids": report_ids,
+            "min_k_max": MIN_K_MAX,
+            "at": METRIC_PASS_AT_K,
+            "hat": METRIC_PASS_HAT_K,
+        },
     ).fetchall():
-        metrics.setdefault((rid, metric), {})[int(k)] = MetricCell(
-            number_or_none(value), number_or_none(low), number_or_none(high), reason or None
-        )
-    return metrics
+        cells.setdefault((rid, at_k), {})[k] = MetricCell(value, low, high, reason)
+    return cells
 
 
 def _lottery_cases(
