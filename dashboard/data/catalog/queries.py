@@ -1,11 +1,16 @@
-"""Named SQL statements from `queries/`, run with bound parameters.
+"""Named SQL statements, run with bound parameters.
 
-Each `.sql` file holds one statement; this module finds it, binds `$name` parameters and
-returns a DataFrame. It never formats a value into SQL text.
+A statement's name says where its file is: `catalog/meta_values` is
+`queries/catalog/meta_values.sql` (the wings: catalog, load, read), and
+`formats/<harness>/<name>` is `dashboard/data/formats/<harness>/queries/<name>.sql`, in the
+harness's own package, so that adding a harness is adding one folder. Each file holds one
+statement; this module finds it, binds `$name` parameters and returns its rows. It never
+formats a value into SQL text.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -16,6 +21,9 @@ import duckdb
 if TYPE_CHECKING:
     import pandas as pd
 
+# a name is lower-case words joined by `/`: never `..`, an absolute path or a suffix
+_NAME = re.compile(r"[a-z0-9_]+(?:/[a-z0-9_]+)*")
+
 
 def _queries_dir() -> Path:
     here = Path(__file__).resolve()
@@ -23,12 +31,89 @@ def _queries_dir() -> Path:
     return source_tree if source_tree.is_dir() else here.parents[2] / "_queries"
 
 
+def _formats_dir() -> Path:
+    return Path(__file__).resolve().parents[1] / "formats"
+
+
+def query_path(name: str) -> Path:
+    """The file of the statement `name` (which may not exist): see the module's docstring."""
+    if not _NAME.fullmatch(name):
+        raise KeyError(f"{name!r} is not a query name (lower-case words joined by '/')")
+    wing, _, rest = name.partition("/")
+    if wing == "formats":
+        harness, _, rest = rest.partition("/")
+        if not rest:
+            raise KeyError(f"{name!r} names no statement: formats/<harness>/<name>")
+        return _formats_dir() / harness / "queries" / f"{rest}.sql"
+    return _queries_dir() / f"{name}.sql"
+
+
+# The statements' names from before they moved into wings and harness folders, while
+# their callers move to the names that say where each is.
+_FORMER_NAMES = {
+    "any_report_without_metrics": "read/any_report_without_metrics",
+    "case_detail": "read/case_detail",
+    "case_outcomes": "read/case_outcomes",
+    "case_text": "formats/multivon/case_text",
+    "case_trials": "formats/multivon/case_trials",
+    "catalog_macros": "catalog/macros",
+    "catalog_schema": "catalog/schema",
+    "clear_listing_parts": "load/clear_listing_parts",
+    "delete_walk_problems": "load/delete_walk_problems",
+    "distrust_files": "load/distrust_files",
+    "evaluated_case_counts": "read/evaluated_case_counts",
+    "files_of_harnesses": "load/files_of_harnesses",
+    "first_new_report_id": "load/first_new_report_id",
+    "forget_listing_parts": "load/forget_listing_parts",
+    "forget_report_records": "load/forget_report_records",
+    "harbor_case_trials": "formats/harbor/case_trials",
+    "harbor_unknown_metrics": "formats/harbor/unknown_metrics",
+    "insert_case_tags": "formats/multivon/insert_case_tags",
+    "insert_cases": "formats/multivon/insert_cases",
+    "insert_reports": "formats/multivon/insert_reports",
+    "insert_rows_case_tags": "load/insert_rows_case_tags",
+    "insert_rows_cases": "load/insert_rows_cases",
+    "insert_rows_reports": "load/insert_rows_reports",
+    "insert_rows_trials": "load/insert_rows_trials",
+    "inspect_case_trials": "formats/inspect/case_trials",
+    "inspect_nothing_scored": "formats/inspect/nothing_scored",
+    "inspect_short_samples": "formats/inspect/short_samples",
+    "load_problems": "read/load_problems",
+    "lottery_cases": "read/lottery_cases",
+    "metric_cells": "read/metric_cells",
+    "problem_count": "catalog/problem_count",
+    "promptfoo_case_trials": "formats/promptfoo/case_trials",
+    "promptfoo_short_tests": "formats/promptfoo/short_tests",
+    "report_evidence": "read/report_evidence",
+    "report_files": "read/report_files",
+    "report_harness": "read/report_harness",
+    "report_metrics": "read/report_metrics",
+    "report_overview": "read/report_overview",
+    "report_shortest_runs": "read/report_shortest_runs",
+    "reports_without_metrics": "read/reports_without_metrics",
+    "set_unknown_reason_by_metric": "catalog/set_unknown_reason_by_metric",
+    "set_unknown_reason_by_report": "catalog/set_unknown_reason_by_report",
+    "stage_cases": "formats/multivon/stage_cases",
+    "stage_reports": "formats/multivon/stage_reports",
+    "stage_reports_framed": "formats/multivon/stage_reports_framed",
+    "stage_reports_strict": "formats/multivon/stage_reports_strict",
+    "suite_cases": "read/suite_cases",
+    "suite_names": "read/suite_names",
+    "suite_tags": "read/suite_tags",
+    "suites_from_report": "load/suites_from_report",
+    "update_file_stat": "load/update_file_stat",
+    "walk_problems": "load/walk_problems",
+}
+
+
 @cache
 def load_query(name: str) -> str:
-    """The text of `queries/<name>.sql`."""
-    path = _queries_dir() / f"{name}.sql"
+    """The text of the statement `name` (`catalog/meta_values`, `formats/harbor/case_trials`)."""
+    path = query_path(name)
+    if not path.is_file() and name in _FORMER_NAMES:
+        path = query_path(_FORMER_NAMES[name])
     if not path.is_file():
-        raise KeyError(f"no query named {name!r} in {path.parent}")
+        raise KeyError(f"no query named {name!r} ({path} does not exist)")
     return path.read_text(encoding="utf-8")
 
 
