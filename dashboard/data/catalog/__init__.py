@@ -167,8 +167,8 @@ def _set_up(con: duckdb.DuckDBPyConnection, location: str, layout_ok: bool) -> N
                 "no relidash `meta` table); relidash leaves it as it is: pass another --catalog"
             )
         _drop_everything(con)
-    execute(con, "catalog_schema")
-    execute(con, "catalog_macros")
+    execute(con, "catalog/schema")
+    execute(con, "catalog/macros")
     stored = con.execute(
         "SELECT key, value FROM meta WHERE key IN ('schema_version', 'relidash_version')"
     ).fetchall()

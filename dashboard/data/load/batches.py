@@ -142,7 +142,7 @@ class BatchLoad:
                 self.touched += 1
                 execute(
                     self.con,
-                    "update_file_stat",
+                    "load/update_file_stat",
                     path=entry.path,
                     size=entry.size,
                     mtime_ns=entry.mtime_ns,
@@ -229,7 +229,7 @@ def _distrust_changed(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> Non
         and not unchanged_since_digest(entry.abspath, facts, reread=entry.path not in in_memory)
     ]
     if changed:
-        execute(con, "distrust_files", paths=changed)
+        execute(con, "load/distrust_files", paths=changed)
 
 
 def _facts(abspath: str, constants: bool) -> FileFacts:

@@ -139,14 +139,14 @@ def _begin(con: duckdb.DuckDBPyConnection, plan: LoadPlan) -> tuple[int, set[str
             plan.differing | {part_of(path) for path in plan.vanished} if plan.claimed else None
         )
         if rewritten is None:
-            execute(con, "clear_listing_parts")
+            execute(con, "load/clear_listing_parts")
         elif rewritten:
-            execute(con, "forget_listing_parts", parts=sorted(rewritten))
-        first_id = int(fetch_rows(con, "first_new_report_id")[0]["first_id"])
+            execute(con, "load/forget_listing_parts", parts=sorted(rewritten))
+        first_id = int(fetch_rows(con, "load/first_new_report_id")[0]["first_id"])
         # suites that lose or gain a report have their releases ranked again
         touched_suites = forget_files(con, plan.removed + [p.path for p in plan.scan_problems])
         if plan.previous_walk:
-            execute(con, "delete_walk_problems")
+            execute(con, "load/delete_walk_problems")
         record_problems(con, [(p.path, "file", p.reason) for p in plan.scan_problems])
     return first_id, touched_suites, rewritten
 
@@ -167,12 +167,12 @@ def _finish(
     with transaction(con):
         if load.parsed or gone or config_changed:
             touched_suites |= {
-                r["suite"] for r in fetch_rows(con, "suites_from_report", first=first_id)
+                r["suite"] for r in fetch_rows(con, "load/suites_from_report", first=first_id)
             }
             ranked = None if config_changed else sorted(touched_suites)
             relabelled = assign_releases(con, plan.config, ranked)
             if relabelled:  # stored summary entries carry the release label
-                execute(con, "forget_report_records", ids=relabelled)
+                execute(con, "load/forget_report_records", ids=relabelled)
             written["release_config"] = plan.config_digest
         # assign_releases (run when anything was parsed) clears relidash.toml's problems
         if plan.settings_changed or load.parsed or gone or config_changed:
@@ -186,7 +186,7 @@ def _finish(
 
 
 def _problem_count(con: duckdb.DuckDBPyConnection) -> int:
-    return int(fetch_rows(con, "problem_count")[0]["n"])
+    return int(fetch_rows(con, "catalog/problem_count")[0]["n"])
 
 
 def _since(started: float) -> float:

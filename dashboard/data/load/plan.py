@@ -109,7 +109,7 @@ def plan_load(con: duckdb.DuckDBPyConnection, source: ReportSource) -> LoadPlan:
     vanished = {p.path for p in gone_since}
     vanished |= {d for d, files in members.items() if vanished.intersection(files)}
     present = {e.path for e in looked_at} - vanished
-    previous_walk = {(r["file"], r["reason"]) for r in fetch_rows(con, "walk_problems")}
+    previous_walk = {(r["file"], r["reason"]) for r in fetch_rows(con, "load/walk_problems")}
     scan_problems += gone_since
     config_digest = release_config_digest(config)
     return LoadPlan(
@@ -142,4 +142,4 @@ def _forced(con: duckdb.DuckDBPyConnection, moved: set[str]) -> set[str]:
     """A harness's files map to rows by its table of relidash.toml: read again when the
     table moved, with the files nothing loaded from (whose reason may have been the
     table's)."""
-    return {r["path"] for r in fetch_rows(con, "files_of_harnesses", harnesses=sorted(moved))}
+    return {r["path"] for r in fetch_rows(con, "load/files_of_harnesses", harnesses=sorted(moved))}

@@ -1,5 +1,5 @@
 """Reports of the harnesses read in Python (every one but multivon-eval: dashboard/data/
-formats/) into the catalog, through queries/insert_rows_*.sql into the tables multivon-eval
+formats/) into the catalog, through queries/load/insert_rows_*.sql into the tables multivon-eval
 reports fill.
 
 A file (or a directory report) is read for what the catalog keeps; transcripts stay in it.
@@ -109,13 +109,13 @@ def insert_rows(con: duckdb.DuckDBPyConnection, batch: RowsBatch) -> None:
         tags["report_id"] += [report_id] * len(rows.tags)
         tags["case_idx"] += [case_idx for case_idx, _ in rows.tags]
         tags["tag"] += [tag for _, tag in rows.tags]
-    execute(con, "insert_rows_reports", **reports)
+    execute(con, "load/insert_rows_reports", **reports)
     if cases["report_id"]:
-        execute(con, "insert_rows_cases", **cases)
+        execute(con, "load/insert_rows_cases", **cases)
     if trials["report_id"]:
-        execute(con, "insert_rows_trials", **trials)
+        execute(con, "load/insert_rows_trials", **trials)
     if tags["report_id"]:
-        execute(con, "insert_rows_case_tags", **tags)
+        execute(con, "load/insert_rows_case_tags", **tags)
 
 
 def _extend(

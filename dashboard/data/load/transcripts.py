@@ -37,7 +37,7 @@ class TranscriptUnavailable(Exception):
     """The report file cannot give this case's trials any more (moved, changed, deleted)."""
 
 
-# case_trials.sql's columns, which every harness's trials give too
+# formats/multivon/queries/case_trials.sql's columns, which every harness's trials give too
 TRIAL_COLUMNS = CASE_TRIAL_COLUMNS
 
 
@@ -59,7 +59,13 @@ def read_case_trials(
             raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
         return trials
     frame: pd.DataFrame = _read_case(
-        con, report_id, case_idx, "case_trials", TRIALS_ONLY_COLUMNS, run_query, source
+        con,
+        report_id,
+        case_idx,
+        "formats/multivon/case_trials",
+        TRIALS_ONLY_COLUMNS,
+        run_query,
+        source,
     )
     return frame
 
@@ -77,7 +83,15 @@ def read_case_text(
             return {"output": None, "evaluators": None}
         last = trials.iloc[-1]
         return {"output": last["output"], "evaluators": last["evaluators"]}
-    rows = _read_case(con, report_id, case_idx, "case_text", CASE_TEXT_COLUMNS, fetch_rows, source)
+    rows = _read_case(
+        con,
+        report_id,
+        case_idx,
+        "formats/multivon/case_text",
+        CASE_TEXT_COLUMNS,
+        fetch_rows,
+        source,
+    )
     return rows[0] if rows else {"output": None, "evaluators": None}
 
 

@@ -16,7 +16,7 @@ from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
     if not report_ids:
         return
-    rows = fetch_rows(con, "harbor_unknown_metrics", report_ids=report_ids)
+    rows = fetch_rows(con, "formats/harbor/unknown_metrics", report_ids=report_ids)
     worded = []
     for row in rows:
         if not row["n_cases"]:

@@ -26,17 +26,17 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
         ).fetchall()
     ):
         return  # no Inspect report among them: multivon-eval's loads pay one small query
-    unscored = fetch_rows(con, "inspect_nothing_scored", report_ids=report_ids)
+    unscored = fetch_rows(con, "formats/inspect/nothing_scored", report_ids=report_ids)
     if unscored:
         execute(
             con,
-            "set_unknown_reason_by_report",
+            "catalog/set_unknown_reason_by_report",
             report_ids=[r["report_id"] for r in unscored],
             reasons=[
                 inspect_nothing_scored(r["scorer"], r["unscored"], r["errored"]) for r in unscored
             ],
         )
-    rows = fetch_rows(con, "inspect_short_samples", report_ids=report_ids)
+    rows = fetch_rows(con, "formats/inspect/short_samples", report_ids=report_ids)
     if not rows:
         return
     reasons = [

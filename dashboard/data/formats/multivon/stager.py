@@ -142,7 +142,7 @@ class BatchStager:
         if not self.cursors:
             attach_stage(self.con)
             self.cursors = [self.con.cursor() for _ in range(len(STAGE_PARTS) + 2)]
-            execute(self.flatten_cursor, "catalog_macros")  # temp macros: each cursor its own
+            execute(self.flatten_cursor, "catalog/macros")  # temp macros: each cursor its own
         turn, self.turn = self.turn, 1 - self.turn
         staged = Staged()
         if abspaths:

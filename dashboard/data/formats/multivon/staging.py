@@ -101,6 +101,12 @@ class FrameUnwritten(FrameMismatch):
 
 
 Group = tuple[str, list[tuple[FileEntry, str, int]]]  # (reader, files): see parse_batch
+# The statements that store a batch's staged rows and flattened cases, in this order.
+STORE_STAGED = (
+    "formats/multivon/insert_reports",
+    "formats/multivon/insert_cases",
+    "formats/multivon/insert_case_tags",
+)
 
 
 def parse_batch(
@@ -236,7 +242,7 @@ def _stage_and_store(
             files = readers["json"]
             execute(
                 con,
-                "stage_reports",
+                "formats/multivon/stage_reports",
                 files=[e.abspath for e, _, _ in files],
                 columns=REPORT_COLUMNS,
                 max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in files), max_bytes),
@@ -253,7 +259,7 @@ def _stage_and_store(
         else:
             flatten_cases(con, "stage_cases_rows", temp=True)
             con.execute("CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM stage_cases_rows")
-        for name in ("insert_reports", "insert_cases", "insert_case_tags"):
+        for name in STORE_STAGED:
             execute(con, name)
         record_files(
             con,
@@ -307,7 +313,7 @@ def stage_strict_parts(
     """
     if not cursors:
         attach_stage(con)
-    query = load_query("stage_reports_strict")
+    query = load_query("formats/multivon/stage_reports_strict")
     count = min(len(names), len(abspaths))
     # every other file to each part: a batch's large files are of similar sizes
     work = [(names[i], abspaths[i::count]) for i in range(count)]
@@ -354,7 +360,7 @@ def stage_framed(
         attach_stage(con)
     reader = cursor or con
     reader.execute(
-        f"CREATE OR REPLACE TABLE {table} AS {load_query('stage_reports_framed')}",  # allow-listed
+        f"CREATE OR REPLACE TABLE {table} AS {load_query('formats/multivon/stage_reports_framed')}",  # allow-listed
         {
             "frame": str(frame.path),
             "columns": {FRAME_TAG: "VARCHAR", **REPORT_COLUMNS},
@@ -403,7 +409,7 @@ def flatten_cases(con: duckdb.DuckDBPyConnection, table: str, *, temp: bool = Fa
     """stage_cases' rows (the cases of `stage`, for the files of `batch_files`) into
     `table`, an allow-listed name."""
     kind = "TEMP TABLE" if temp else "TABLE"
-    con.execute(f"CREATE OR REPLACE {kind} {table} AS {load_query('stage_cases')}")
+    con.execute(f"CREATE OR REPLACE {kind} {table} AS {load_query('formats/multivon/stage_cases')}")
 
 
 @dataclass(frozen=True)

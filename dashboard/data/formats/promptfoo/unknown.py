@@ -28,12 +28,12 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
         ).fetchall()
     ):
         return  # no promptfoo report among them: other loads pay one small query
-    rows = fetch_rows(con, "promptfoo_short_tests", report_ids=report_ids)
+    rows = fetch_rows(con, "formats/promptfoo/short_tests", report_ids=report_ids)
     if not rows:
         return
     execute(
         con,
-        "set_unknown_reason_by_metric",
+        "catalog/set_unknown_reason_by_metric",
         report_ids=[r["report_id"] for r in rows],
         metrics=[r["metric"] for r in rows],
         ks=[r["k"] for r in rows],
