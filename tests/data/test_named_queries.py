@@ -1,13 +1,16 @@
 """Where a named statement's file is (dashboard/data/catalog/queries.py): a wing's under
-queries/, a harness's in its own package, and nothing else a name could point at."""
+queries/, a harness's in its own package, and nothing else a name could point at; and what
+fill_template lets into a template (identifiers, never a value)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dashboard.data.catalog.queries import load_query, query_path
+from dashboard.data.catalog import queries
+from dashboard.data.catalog.queries import fill_template, load_query, query_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +45,46 @@ def test_a_name_points_nowhere_else(name: str) -> None:
 def test_a_missing_statement_is_named() -> None:
     with pytest.raises(KeyError, match="no_such_statement"):
         load_query("catalog/no_such_statement")
+
+
+@pytest.fixture
+def template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A queries/ folder of one's own: test/template.sql, written by the test."""
+    monkeypatch.setattr(queries, "_queries_dir", lambda: tmp_path)
+    queries.load_query.cache_clear()
+    (tmp_path / "test").mkdir()
+    yield tmp_path / "test" / "template.sql"
+    queries.load_query.cache_clear()
+
+
+def test_a_template_takes_identifiers(template: Path) -> None:
+    template.write_text(
+        "DROP TABLE \"{gone}\";\nSELECT format('{}', a) FROM {table}, "
+        "{parts: UNION ALL BY NAME SELECT * FROM } WHERE a = $value"
+    )
+    filled = fill_template(
+        "test/template", gone='odd "name"', table="stage.part_0", parts=("a", "b", "c")
+    )
+    assert filled == (
+        'DROP TABLE "odd ""name""";\nSELECT format(\'{}\', a) FROM stage.part_0, '
+        "a UNION ALL BY NAME SELECT * FROM b UNION ALL BY NAME SELECT * FROM c WHERE a = $value"
+    )
+
+
+@pytest.mark.parametrize(
+    "table", ["x; DROP TABLE reports", "x --", "'x'", '"x"', "x y", "", "a.b.c.d", "1x"]
+)
+def test_a_bare_placeholder_takes_only_a_plain_identifier(template: Path, table: str) -> None:
+    template.write_text("SELECT * FROM {table}")
+    with pytest.raises(ValueError):
+        fill_template("test/template", table=table)
+
+
+def test_every_placeholder_is_filled_and_nothing_else_given(template: Path) -> None:
+    template.write_text("SELECT * FROM {table} JOIN {other}")
+    with pytest.raises(KeyError, match="other"):
+        fill_template("test/template", table="a")
+    with pytest.raises(KeyError, match="extra"):
+        fill_template("test/template", table="a", other="b", extra="c")
+    with pytest.raises(ValueError):
+        fill_template("test/template", table=("a", "b"), other="c")  # no separator: one name

@@ -5,13 +5,28 @@ A statement's name says where its file is: `catalog/meta_values` is
 `formats/<harness>/<name>` is `dashboard/data/formats/<harness>/queries/<name>.sql`, in the
 harness's own package, so that adding a harness is adding one folder. Each file holds one
 statement; this module finds it, binds `$name` parameters and returns its rows. It never
-formats a value into SQL text.
+formats a value into SQL text: values are always bound.
+
+A few statements name a table, view or database that a parameter cannot stand for (the
+tables a batch is staged in, a catalog's own tables read back by name, an attached
+database's alias). Their files are templates, and fill_template is the one function that
+fills them, with identifiers only:
+
+- `{name}` takes an identifier from an allow-list in code (a constant such as
+  REPORT_TABLES or the staging tables), optionally qualified (`relidash_stage.part_0`);
+  anything but a plain identifier is refused;
+- `"{name}"` (inside double quotes) takes any name, such as one read from the catalog
+  itself, quoted as an identifier (its double quotes doubled);
+- `{name:SEPARATOR}` takes one or more allow-listed identifiers, written joined by
+  SEPARATOR (the staged tables of a batch, read as one view).
+
+Values stay bound parameters in a template too (`ATTACH $path AS {alias}`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,6 +130,46 @@ def load_query(name: str) -> str:
     if not path.is_file():
         raise KeyError(f"no query named {name!r} ({path} does not exist)")
     return path.read_text(encoding="utf-8")
+
+
+# `"{name}"`, or `{name}` / `{name:SEPARATOR}` (see the module's docstring)
+_PLACEHOLDER = re.compile(r'"\{([a-z_]+)\}"|\{([a-z_]+)(?::([^{}]+))?\}')
+# an identifier written as it is: letters, digits and underscores, maybe qualified
+_PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
+
+
+def fill_template(name: str, **identifiers: str | Sequence[str]) -> str:
+    """The template `name` with every placeholder filled by the identifiers given for it
+    (see the module's docstring). ValueError for an identifier a placeholder does not take,
+    KeyError for a placeholder left unfilled or an identifier no placeholder takes."""
+    text = load_query(name)
+    used: set[str] = set()
+
+    def fill(match: re.Match[str]) -> str:
+        quoted, plain, separator = match.groups()
+        key = quoted or plain
+        if key not in identifiers:
+            raise KeyError(f"the template {name!r} needs {{{key}}}")
+        used.add(key)
+        value = identifiers[key]
+        if quoted:
+            if not isinstance(value, str):
+                raise ValueError(f"{{{key}}} of {name!r} takes one name")
+            return '"' + value.replace('"', '""') + '"'
+        names = [value] if isinstance(value, str) else list(value)
+        if not names or (separator is None and len(names) != 1):
+            raise ValueError(
+                f"{{{key}}} of {name!r} takes {'one' if separator is None else 'a'} name"
+            )
+        for identifier in names:
+            if not _PLAIN_IDENTIFIER.fullmatch(identifier):
+                raise ValueError(f"{identifier!r} is not an allow-listed identifier for {name!r}")
+        return (separator or "").join(names)
+
+    filled = _PLACEHOLDER.sub(fill, text)
+    if unused := identifiers.keys() - used:
+        raise KeyError(f"the template {name!r} has no placeholder {sorted(unused)}")
+    return filled
 
 
 def execute(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
