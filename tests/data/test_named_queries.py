@@ -88,3 +88,16 @@ def test_every_placeholder_is_filled_and_nothing_else_given(template: Path) -> N
         fill_template("test/template", table="a", other="b", extra="c")
     with pytest.raises(ValueError):
         fill_template("test/template", table=("a", "b"), other="c")  # no separator: one name
+
+
+def test_a_name_never_leaves_its_quotes_through_a_comment(template: Path) -> None:
+    """A name read from the catalog may hold a line break; in a comment it would end the
+    comment and run as SQL. A template's comments are whole lines, left out."""
+    template.write_text('-- drops "{table}"\nDROP TABLE "{table}"\n')
+    assert fill_template("test/template", table="x\nDELETE FROM reports") == (
+        'DROP TABLE "x\nDELETE FROM reports"'
+    )
+    template.write_text('DROP TABLE "{table}" -- a trailing comment\n')
+    queries.load_query.cache_clear()
+    with pytest.raises(ValueError, match="comment"):
+        fill_template("test/template", table="x")

@@ -20,6 +20,8 @@ fills them, with identifiers only:
 - `{name:SEPARATOR}` takes one or more allow-listed identifiers, written joined by
   SEPARATOR (the staged tables of a batch, read as one view).
 
+A template's comments are whole lines (its header), left out of the filled text.
+
 Values stay bound parameters in a template too (`ATTACH $path AS {alias}`).
 """
 
@@ -142,7 +144,12 @@ def fill_template(name: str, **identifiers: str | Sequence[str]) -> str:
     """The template `name` with every placeholder filled by the identifiers given for it
     (see the module's docstring). ValueError for an identifier a placeholder does not take,
     KeyError for a placeholder left unfilled or an identifier no placeholder takes."""
-    text = load_query(name)
+    # A name may hold a line break: filled into a comment, it would end the comment and be
+    # read as SQL. So a template's comments are whole lines, dropped before it is filled.
+    lines = [line for line in load_query(name).splitlines() if not line.lstrip().startswith("--")]
+    if any("--" in line for line in lines):
+        raise ValueError(f"the template {name!r} has a comment after SQL: comments are whole lines")
+    text = "\n".join(lines)
     used: set[str] = set()
 
     def fill(match: re.Match[str]) -> str:
