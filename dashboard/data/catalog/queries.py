@@ -184,6 +184,11 @@ def execute(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
     con.execute(load_query(name), params or None)
 
 
+def execute_many(con: duckdb.DuckDBPyConnection, name: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Run one named statement once for each row of positional parameters (`?`)."""
+    con.executemany(load_query(name), rows)
+
+
 def run_query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pd.DataFrame:
     """Run one named query and return its rows."""
     return con.execute(load_query(name), params or None).df()
