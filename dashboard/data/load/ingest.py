@@ -22,7 +22,7 @@ import duckdb
 
 from dashboard.data.catalog import roll_back, transaction, write_meta
 from dashboard.data.catalog.problems import forget_files, record_problems
-from dashboard.data.catalog.queries import execute, fetch_rows
+from dashboard.data.catalog.queries import execute, fetch_rows, fill_template
 from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.load.batches import BatchFn, BatchLoad, ProgressFn
 from dashboard.data.load.freshness import (  # catalog_version, directory_changed: re-exported
@@ -35,7 +35,7 @@ from dashboard.data.load.report_dirs import listed_reports
 from dashboard.data.load.settings import record_settings_problems
 from dashboard.data.names import DEFAULT_MAX_BYTES
 from dashboard.data.sources.reports import ReportSource, as_source
-from dashboard.data.sources.walk import PART_OF_PATH, ListingParts, part_of
+from dashboard.data.sources.walk import ListingParts, part_of
 
 __all__ = ["DEFAULT_MAX_BYTES", "BatchFn", "IngestResult", "ProgressFn", "ingest_directory"]
 
@@ -78,8 +78,8 @@ def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     Nothing depends on the physical order: case, trial and grader positions are stored
     as columns, and every query whose order matters says ORDER BY.
     """
-    before = con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()[0][0]
-    con.execute("SET preserve_insertion_order = false")
+    before = bool(fetch_rows(con, "load/insertion_order")[0]["preserve"])
+    execute(con, "load/set_insertion_order", preserve=False)
     try:
         yield
     except BaseException:
@@ -88,7 +88,7 @@ def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         roll_back(con)
         raise
     finally:
-        con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
+        execute(con, "load/set_insertion_order", preserve=before)
 
 
 def _ingest(
@@ -201,27 +201,19 @@ def _store_parts(
     file recorded as racy. The other parts' stored digests still hold."""
     if rewritten is not None and not rewritten:
         return
-    racy = {
-        part
-        for (part,) in con.execute(
-            f"SELECT DISTINCT {PART_OF_PATH} FROM files WHERE racy"  # a constant expression
-        ).fetchall()
-    }
+    racy = {r["part"] for r in fetch_rows(con, "load/racy_parts")}
     kept = {
         p: d
         for p, d in parts.digests.items()
         if (rewritten is None or p in rewritten) and p not in racy
     }
     if kept:
-        con.execute(
-            "INSERT INTO listing_parts SELECT unnest($p), unnest($d)",
-            {"p": list(kept), "d": list(kept.values())},
-        )
+        execute(con, "load/store_listing_parts", parts=list(kept), digests=list(kept.values()))
 
 
 def _claim_catalog(con: duckdb.DuckDBPyConnection, previous: str | None) -> None:
     """A catalog describes one source; pointed at another (`previous`, None for a new
     catalog), it starts over. The caller records the new source."""
     if previous is not None:
-        for table in (*REPORT_TABLES, "files", "problems"):
-            con.execute(f"DELETE FROM {table}")  # table names from the allow-list
+        for table in (*REPORT_TABLES, "files", "problems"):  # the allow-list
+            con.execute(fill_template("load/clear_table", table=table))

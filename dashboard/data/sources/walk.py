@@ -156,12 +156,9 @@ def os_reason(exc: OSError) -> str:
     return f"cannot be read: {exc.strerror or exc}"
 
 
-# A listing's parts: each top-level directory of the source ('' holds the files at the
-# top), as SQL over `files.path`; part_of is the same in Python.
-PART_OF_PATH = "CASE WHEN contains(path, '/') THEN split_part(path, '/', 1) ELSE '' END"
-
-
 def part_of(path: str) -> str:
+    """The listing part of a path: its top-level directory ('' holds the files at the top);
+    queries/load/racy_parts.sql and known_files_of_parts.sql say the same in SQL."""
     head, slash, _ = path.partition("/")
     return head if slash else ""
 
