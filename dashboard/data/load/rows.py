@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from dashboard.data.catalog.queries import execute
+from dashboard.data.catalog.queries import execute, fetch_rows
 from dashboard.data.formats import harness_named
 from dashboard.data.formats.protocol import (
     CASE_COLUMNS,
@@ -133,11 +133,7 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
     """Each harness words its own reports' UNKNOWN reasons (multivon-eval's stand)."""
     if not report_ids:
         return
-    rows = con.execute(
-        "SELECT DISTINCT harness FROM reports WHERE list_contains($ids, report_id)",
-        {"ids": report_ids},
-    ).fetchall()
-    for (name,) in rows:
-        harness = harness_named(name)
+    for row in fetch_rows(con, "load/harnesses_of_reports", ids=report_ids):
+        harness = harness_named(row["harness"])
         if not harness.staged:
             harness.word_unknowns(con, report_ids)
