@@ -101,3 +101,12 @@ def test_a_name_never_leaves_its_quotes_through_a_comment(template: Path) -> Non
     queries.load_query.cache_clear()
     with pytest.raises(ValueError, match="comment"):
         fill_template("test/template", table="x")
+
+
+def test_a_template_takes_in_a_statement_as_it_is(template: Path) -> None:
+    """A partial is taken in as it is: a placeholder-like text inside it is not filled."""
+    (template.parent / "rows.sql").write_text("-- the rows\nSELECT '{table}' AS a")
+    template.write_text("-- header\nCREATE TABLE {table} AS\n{>test/rows}")
+    assert fill_template("test/template", table="t") == (
+        "CREATE TABLE t AS\n-- the rows\nSELECT '{table}' AS a"
+    )

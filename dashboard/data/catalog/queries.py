@@ -20,6 +20,10 @@ fills them, with identifiers only:
 - `{name:SEPARATOR}` takes one or more allow-listed identifiers, written joined by
   SEPARATOR (the staged tables of a batch, read as one view).
 
+A template may also take in another named statement, as it is: `{>formats/multivon/
+stage_cases}` (a partial, as Mustache's `{{> name}}`), for one query stored into tables of
+two kinds. What it takes in is decided by the template's file, never by a caller.
+
 A template's comments are whole lines (its header), left out of the filled text.
 
 Values stay bound parameters in a template too (`ATTACH $path AS {alias}`).
@@ -135,7 +139,9 @@ def load_query(name: str) -> str:
 
 
 # `"{name}"`, or `{name}` / `{name:SEPARATOR}` (see the module's docstring)
-_PLACEHOLDER = re.compile(r'"\{([a-z_]+)\}"|\{([a-z_]+)(?::([^{}]+))?\}')
+_PLACEHOLDER = re.compile(
+    r'"\{([a-z_]+)\}"|\{([a-z_]+)(?::([^{}]+))?\}|\{>([a-z0-9_]+(?:/[a-z0-9_]+)*)\}'
+)
 # an identifier written as it is: letters, digits and underscores, maybe qualified
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
 
@@ -153,7 +159,9 @@ def fill_template(name: str, **identifiers: str | Sequence[str]) -> str:
     used: set[str] = set()
 
     def fill(match: re.Match[str]) -> str:
-        quoted, plain, separator = match.groups()
+        quoted, plain, separator, partial = match.groups()
+        if partial:
+            return load_query(partial)  # as it is: no identifier goes into it
         key = quoted or plain
         if key not in identifiers:
             raise KeyError(f"the template {name!r} needs {{{key}}}")

@@ -14,6 +14,8 @@
 -- batch's large files, parsed strictly, join these rows with theirs).
 -- $frame: the array file; $columns: REPORT_COLUMNS and the tag; $tags and $abspaths: each
 -- file's tag and path, in the same order; $max_bytes.
+-- Template: {table} is the framed rows' table, one of staging.py's allow-listed names.
+CREATE OR REPLACE TABLE {table} AS
 SELECT s.* EXCLUDE ("relidash:report"), b.abspath AS filename,
        CAST(NULL AS BOOLEAN) AS maybe_constants
 FROM read_json($frame, columns = $columns, format = 'array', records = true,

@@ -9,6 +9,8 @@
 -- maybe_constants: the text NaN or Infinity occurs in the file (JSON allows neither; the
 -- loader checks such a file exactly, as it does small files before parsing them).
 -- One row: one file. $files: absolute paths; $structure: dashboard/data/catalog/schema.py REPORT.
+-- Template: {table} is the part's table, one of staging.py's allow-listed names.
+CREATE OR REPLACE TABLE {table} AS
 SELECT unnest(json_transform_strict(content, $structure)), filename,
        contains(content, 'NaN') OR contains(content, 'Infinity') AS maybe_constants
 FROM read_text($files)
