@@ -28,13 +28,6 @@ from dashboard.data.load.settings import fingerprints, read_settings, settings_m
 from dashboard.data.sources.reports import Listing, ReportSource
 from dashboard.data.sources.walk import FileEntry, FileProblem, ListingParts, part_of
 
-# Problems found by the walk (a directory named x.json, a symlink loop) have no row in
-# `files`; they are found afresh each load, so last load's are dropped first.
-WALK_PROBLEMS = (
-    "FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files "
-    "WHERE path IN (SELECT file FROM problems WHERE scope = 'file'))"
-)
-
 
 @dataclass
 class LoadPlan:
