@@ -127,15 +127,20 @@ _FORMER_NAMES = {
 }
 
 
-@cache
-def load_query(name: str) -> str:
-    """The text of the statement `name` (`catalog/meta_values`, `formats/harbor/case_trials`)."""
+def statement_file(name: str) -> Path:
+    """The file the statement `name` is read from; KeyError when there is none."""
     path = query_path(name)
     if not path.is_file() and name in _FORMER_NAMES:
         path = query_path(_FORMER_NAMES[name])
     if not path.is_file():
         raise KeyError(f"no query named {name!r} ({path} does not exist)")
-    return path.read_text(encoding="utf-8")
+    return path
+
+
+@cache
+def load_query(name: str) -> str:
+    """The text of the statement `name` (`catalog/meta_values`, `formats/harbor/case_trials`)."""
+    return statement_file(name).read_text(encoding="utf-8")
 
 
 # `"{name}"`, or `{name}` / `{name:SEPARATOR}` (see the module's docstring)
