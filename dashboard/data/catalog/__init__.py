@@ -46,8 +46,8 @@ class CatalogBusy(CatalogError):
     """Another process holds the catalog (DuckDB lets one process write a file)."""
 
 
-# How long a command waits for a catalog another process holds, by default: a load of
-# 100,000 reports from nothing takes a minute or two, a warm command under a second.
+# How long a command waits, by default, for a catalog another relidash process holds: long
+# enough for that process to load a large history from nothing.
 WAIT_SECONDS = 600.0
 
 
@@ -260,8 +260,8 @@ def logged_bytes(con: duckdb.DuckDBPyConnection) -> int:
 
 
 # A log at least this large is checkpointed beside the command's reading (SettleAhead):
-# a cold load's log is tens of megabytes, and its checkpoint is worth overlapping with
-# the summary's entries. A smaller log's checkpoint is not worth the second one that
+# a cold load leaves a large log, and its checkpoint is worth overlapping with the
+# summary's entries. A smaller log's checkpoint is not worth the second one that
 # the writes held back meanwhile then need.
 SETTLE_AHEAD_BYTES = 4 * 1024 * 1024
 

@@ -43,7 +43,7 @@ def record_file(
 
 # Up to this many files are forgotten by filters on each table's column, which let DuckDB
 # skip row groups by their min and max; more by a join, which reads every row group. The
-# filters cost less for a few files; the two break even at about twice this many.
+# filters cost less for a few files, the join for many.
 FEW_FILES = 8
 
 

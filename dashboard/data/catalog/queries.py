@@ -228,8 +228,8 @@ def iter_row_batches(
 def reader_buffer_bytes(largest: int, limit: int) -> int:
     """`read_json`'s maximum_object_size for files of at most `largest` bytes.
 
-    DuckDB sizes its read buffers by it: the 256 MiB limit itself would cost a load much
-    CPU time (most of it in the kernel, mapping memory). Twice the largest file leaves room
-    for a file that grew since it was measured; never above the size limit.
+    DuckDB sizes its read buffers by it, and buffers as large as the size limit would
+    have a load spend its time mapping memory in the kernel. Twice the largest file
+    leaves room for a file that grew since it was measured; never above the size limit.
     """
     return min(limit, 2 * largest + (1 << 20)) + 1  # and a MiB

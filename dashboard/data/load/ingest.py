@@ -72,8 +72,7 @@ def ingest_directory(
 
 @contextmanager
 def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Let DuckDB write rows in any order while loading: nested-column writes are several
-    times faster.
+    """Let DuckDB write rows in any order while loading: nested-column writes cost less.
 
     Nothing depends on the physical order: case, trial and grader positions are stored
     as columns, and every query whose order matters says ORDER BY.
@@ -102,8 +101,8 @@ def _ingest(
     started = time.perf_counter()
     plan = plan_load(con, source)
     if plan.nothing_to_do:
-        # nothing to write: a commit, even of values already there, syncs the log, a
-        # noticeable share of a warm load
+        # nothing to write: a commit, even of values already there, syncs the log, which
+        # a warm load need not wait for
         listed = listed_reports(plan.entries)
         return IngestResult(listed, 0, listed, 0, _problem_count(con), _since(started))
     first_id, touched_suites, rewritten = _begin(con, plan)

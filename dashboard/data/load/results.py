@@ -43,9 +43,8 @@ def store_report_results(
     is UNKNOWN), lottery ranks (report_id, case_idx and rank arrays), and report-scope
     problems, atomically.
 
-    DuckDB scans the arrays as they are, without pandas: bound lists convert each value
-    on its own, a large share of a load's main thread for many small reports; typed
-    arrays cost an order of magnitude less.
+    DuckDB scans the arrays as they are, without pandas: bound lists would convert each
+    value on its own, on the load's main thread, for every report.
     """
     with transaction(con):
         if len(metrics[0]):
@@ -90,9 +89,9 @@ def stored_records_for(con: duckdb.DuckDBPyConnection, report_ids: list[int]) ->
 
 def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]) -> None:
     """Keep each (report_id, entry text), compressed by zstandard against the catalog's
-    record dictionary: entries repeat their key names and UNKNOWN reasons, and the
-    largest table of a catalog of many small reports shrinks by an order of magnitude,
-    more than twice as much as with zlib."""
+    record dictionary: entries repeat their key names and UNKNOWN reasons, which a
+    dictionary shared by them all takes out of the catalog's largest table (far more
+    than zlib, which sees one entry at a time)."""
     if not records:
         return
     squeeze = zstandard.ZstdCompressor(

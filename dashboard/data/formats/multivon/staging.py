@@ -4,10 +4,11 @@ isolate the files DuckDB refuses: each becomes one row in `problems`, the rest l
 Three readers fill the temp table `stage` (queries/stage_reports*.sql): DuckDB's JSON
 reader file by file, whose verdicts and messages stand; the strict transform, for large
 0.19+ reports; and, for small reports, the JSON reader over one framed array of the whole
-batch (Frame), which gives the same rows at a fraction of the cost. A batch that the strict
-or framed reader refuses is read again by the JSON reader. A batch's large and small files
-are staged and stored in one transaction (parse_strict_and_framed), and both parses of a
-batch run ahead, while the batch before it is stored (dashboard/data/formats/multivon/stager.py).
+batch (Frame), which gives the same rows with one file opened instead of many. A batch
+that the strict or framed reader refuses is read again by the JSON reader. A batch's large
+and small files are staged and stored in one transaction (parse_strict_and_framed), and
+both parses of a batch run ahead, while the batch before it is stored
+(dashboard/data/formats/multivon/stager.py).
 """
 
 from __future__ import annotations
@@ -172,9 +173,9 @@ def parse_strict_and_framed(
     cases_staged: Future[Flattened | None] | None = None,
 ) -> None:
     """A batch's large files (strict) and small ones (as written to `frame`) in one
-    transaction: the statements that flatten and store a batch cost tens of milliseconds
-    however few its files (most of it DuckDB planning them), and a batch of mixed sizes
-    paid it twice. If either reader refuses its part, each part is parsed on its own
+    transaction: the statements that flatten and store a batch cost much the same however
+    few its files (DuckDB plans them anew each time), and a batch of mixed sizes would pay
+    that twice. If either reader refuses its part, each part is parsed on its own
     (parse_batch), as if they had never met."""
     try:
         _stage_and_store(
@@ -299,12 +300,11 @@ def stage_strict_parts(
 
     DuckDB reads a read_text statement's files on one thread, so the strict parse of a
     batch of large files is split between statements run at once, each on its own cursor
-    (DuckDB releases the GIL): `cursors`, one per name, or new ones. With a core to spare,
-    two statements take about half the time of one. Each
-    part commits on its own, so the caller's transaction must begin after this returns.
-    Raises what DuckDB raises for a part (the first part's error first). With `cursors`
-    (a BatchStager's, which attached the database), `con` itself is not used: it may be
-    busy in another thread.
+    (DuckDB releases the GIL): `cursors`, one per name, or new ones; with a core to spare,
+    the parts are parsed side by side. Each part commits on its own, so the caller's
+    transaction must begin after this returns. Raises what DuckDB raises for a part (the
+    first part's error first). With `cursors` (a BatchStager's, which attached the
+    database), `con` itself is not used: it may be busy in another thread.
     """
     if not cursors:
         attach_stage(con)

@@ -1,6 +1,6 @@
 -- The rows of the temp table `stage` for a batch of small report files, as `stage_reports`
--- stages them, in a fraction of its time: DuckDB's JSON reader has a cost for each file
--- it opens, whatever its size. The loader writes the batch's files (the bytes it
+-- stages them, with one file opened instead of many: DuckDB's JSON reader has a cost for
+-- each file it opens, whatever its size. The loader writes the batch's files (the bytes it
 -- digested) as the elements of one JSON array, each object opened by the key
 -- "relidash:report" holding a tag: this load's secret and the file's report id. The same
 -- reader with the same column types reads that one file: the same values and the same

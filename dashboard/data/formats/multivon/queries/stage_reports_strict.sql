@@ -1,5 +1,5 @@
 -- The rows of the temp table `stage` for large report files, as `stage_reports` stages
--- them, at a fraction of its CPU time: DuckDB reads each file as text and
+-- them, for less CPU: DuckDB reads each file as text and
 -- `json_transform_strict` takes only the fields relidash uses (a 0.19+ report is mostly
 -- evidence it never keeps). The loader runs it in parts at once (staging.py), each into
 -- a table of its own, and `stage` is their union.
