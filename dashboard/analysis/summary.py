@@ -42,12 +42,12 @@ def report_overview(
 ) -> pd.DataFrame:
     """report_overview.sql's rows: of every report, or of these suites' reports."""
     return run_query(
-        con, "report_overview", suites=None if suites is None else list(suites), release=None
+        con, "read/report_overview", suites=None if suites is None else list(suites), release=None
     )
 
 
 def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    return run_query(con, "load_problems")
+    return run_query(con, "read/load_problems")
 
 
 def _metric_cell(value: Any, low: Any, high: Any, reason: str | None) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def stored_pass_k(
     return {
         (rid, metric, k): PassKResult(k, metric, value, low, high, n_cases, runs, method, reason)
         for rid, metric, k, value, low, high, method, n_cases, runs, reason in con.execute(
-            load_query("report_metrics"), {"report_ids": report_ids}
+            load_query("read/report_metrics"), {"report_ids": report_ids}
         ).fetchall()
     }
 
@@ -144,7 +144,7 @@ def entry_cells(con: duckdb.DuckDBPyConnection, overview: Sequence[dict[str, Any
     return {
         rid: (at_k, hat_k, lottery)
         for rid, at_k, hat_k, lottery in con.execute(
-            load_query("metric_cells"),
+            load_query("read/metric_cells"),
             {
                 "report_ids": [row["report_id"] for row in overview],
                 "min_k_max": MIN_K_MAX,
@@ -163,7 +163,7 @@ def _metric_cells(
     if not report_ids:
         return metrics
     for rid, metric, k, value, low, high, _, _, _, reason in con.execute(
-        load_query("report_metrics"), {"report_ids": report_ids}
+        load_query("read/report_metrics"), {"report_ids": report_ids}
     ).fetchall():
         metrics.setdefault((rid, metric), {})[str(k)] = _metric_cell(value, low, high, reason)
     return metrics
@@ -187,7 +187,7 @@ def _lottery_entries(
     if not report_ids:
         return lottery
     for rid, _, _, case_id, text, passes, runs in con.execute(
-        load_query("lottery_cases"), {"report_ids": report_ids}
+        load_query("read/lottery_cases"), {"report_ids": report_ids}
     ).fetchall():
         lottery.setdefault(rid, []).append(
             {"case_id": text_or_none(case_id), "input": text, "passes": passes, "runs": runs}
@@ -241,7 +241,7 @@ SUMMARY_BATCH = 500
 
 def loaded_suites(con: duckdb.DuckDBPyConnection) -> set[str]:
     """The suites loaded: one DISTINCT row each, not every report's overview row."""
-    return {str(row["suite"]) for row in fetch_rows(con, "suite_names")}
+    return {str(row["suite"]) for row in fetch_rows(con, "read/suite_names")}
 
 
 def _wanted(row: dict[str, Any], suites: Sequence[str] | None, release: str | None) -> bool:
@@ -259,7 +259,7 @@ def chosen_rows(
     release only."""
     batches = iter_row_batches(
         con,
-        "report_overview",
+        "read/report_overview",
         SUMMARY_BATCH,
         suites=list(suites) if suites else None,
         release=release,
@@ -430,7 +430,7 @@ def summary_problems(
         return problems
     files = {
         row["file"]: _wanted(row, suites, release)
-        for row in fetch_rows(con, "report_files", files=[p["file"] for p in problems])
+        for row in fetch_rows(con, "read/report_files", files=[p["file"] for p in problems])
     }
     return [p for p in problems if files.get(p["file"], True)]
 
@@ -438,5 +438,5 @@ def summary_problems(
 def problem_entries(con: duckdb.DuckDBPyConnection) -> list[dict[str, str]]:
     return [
         {"file": file, "reason": reason, "scope": scope}
-        for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
+        for file, scope, reason in con.execute(load_query("read/load_problems")).fetchall()
     ]

@@ -56,7 +56,7 @@ def test_duckdb_quotes_text_without_control_characters_as_json_dumps(duck: Any, 
 
 
 def entries_both_ways(con: Any) -> tuple[list[str], list[str]]:
-    rows = fetch_rows(con, "report_overview", suites=None, release=None)
+    rows = fetch_rows(con, "read/report_overview", suites=None, release=None)
     dumped = [json.dumps(r, ensure_ascii=False) for r in summary.report_records(con, rows)]
     return summary.report_entries(con, rows), dumped
 

@@ -14,7 +14,7 @@ from dashboard.data.catalog.queries import fetch_rows
 
 def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
     """The document `relidash summary --json` prints."""
-    overview = fetch_rows(con, "report_overview", suites=None, release=None)
+    overview = fetch_rows(con, "read/report_overview", suites=None, release=None)
     problems = problem_entries(con)
     if by == "release":
         files: dict[tuple[str, str], list[str]] = {}

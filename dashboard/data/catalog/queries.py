@@ -69,69 +69,9 @@ def query_path(name: str) -> Path:
     return _queries_dir() / f"{name}.sql"
 
 
-# The statements' names from before they moved into wings and harness folders, while
-# their callers move to the names that say where each is.
-_FORMER_NAMES = {
-    "any_report_without_metrics": "read/any_report_without_metrics",
-    "case_detail": "read/case_detail",
-    "case_outcomes": "read/case_outcomes",
-    "case_text": "formats/multivon/case_text",
-    "case_trials": "formats/multivon/case_trials",
-    "catalog_macros": "catalog/macros",
-    "catalog_schema": "catalog/schema",
-    "clear_listing_parts": "load/clear_listing_parts",
-    "delete_walk_problems": "load/delete_walk_problems",
-    "distrust_files": "load/distrust_files",
-    "evaluated_case_counts": "read/evaluated_case_counts",
-    "files_of_harnesses": "load/files_of_harnesses",
-    "first_new_report_id": "load/first_new_report_id",
-    "forget_listing_parts": "load/forget_listing_parts",
-    "forget_report_records": "load/forget_report_records",
-    "harbor_case_trials": "formats/harbor/case_trials",
-    "harbor_unknown_metrics": "formats/harbor/unknown_metrics",
-    "insert_case_tags": "formats/multivon/insert_case_tags",
-    "insert_cases": "formats/multivon/insert_cases",
-    "insert_reports": "formats/multivon/insert_reports",
-    "insert_rows_case_tags": "load/insert_rows_case_tags",
-    "insert_rows_cases": "load/insert_rows_cases",
-    "insert_rows_reports": "load/insert_rows_reports",
-    "insert_rows_trials": "load/insert_rows_trials",
-    "inspect_case_trials": "formats/inspect/case_trials",
-    "inspect_nothing_scored": "formats/inspect/nothing_scored",
-    "inspect_short_samples": "formats/inspect/short_samples",
-    "load_problems": "read/load_problems",
-    "lottery_cases": "read/lottery_cases",
-    "metric_cells": "read/metric_cells",
-    "problem_count": "catalog/problem_count",
-    "promptfoo_case_trials": "formats/promptfoo/case_trials",
-    "promptfoo_short_tests": "formats/promptfoo/short_tests",
-    "report_evidence": "read/report_evidence",
-    "report_files": "read/report_files",
-    "report_harness": "read/report_harness",
-    "report_metrics": "read/report_metrics",
-    "report_overview": "read/report_overview",
-    "report_shortest_runs": "read/report_shortest_runs",
-    "reports_without_metrics": "read/reports_without_metrics",
-    "set_unknown_reason_by_metric": "catalog/set_unknown_reason_by_metric",
-    "set_unknown_reason_by_report": "catalog/set_unknown_reason_by_report",
-    "stage_cases": "formats/multivon/stage_cases",
-    "stage_reports": "formats/multivon/stage_reports",
-    "stage_reports_framed": "formats/multivon/stage_reports_framed",
-    "stage_reports_strict": "formats/multivon/stage_reports_strict",
-    "suite_cases": "read/suite_cases",
-    "suite_names": "read/suite_names",
-    "suite_tags": "read/suite_tags",
-    "suites_from_report": "load/suites_from_report",
-    "update_file_stat": "load/update_file_stat",
-    "walk_problems": "load/walk_problems",
-}
-
-
 def statement_file(name: str) -> Path:
     """The file the statement `name` is read from; KeyError when there is none."""
     path = query_path(name)
-    if not path.is_file() and name in _FORMER_NAMES:
-        path = query_path(_FORMER_NAMES[name])
     if not path.is_file():
         raise KeyError(f"no query named {name!r} ({path} does not exist)")
     return path
