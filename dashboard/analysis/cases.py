@@ -106,7 +106,7 @@ def classify_change(before: Any, after: Any) -> str:
 def case_detail(
     con: duckdb.DuckDBPyConnection, report_id: int, case_idx: int
 ) -> dict[str, Any] | None:
-    frame = run_query(con, "case_detail", report_id=report_id, case_idx=case_idx)
+    frame = run_query(con, "read/case_detail", report_id=report_id, case_idx=case_idx)
     return None if frame.empty else frame.iloc[0].to_dict()
 
 

@@ -336,7 +336,7 @@ def compare_releases(
     releases = find_suite_releases(report_overview(con), suite)
     base_row, head_row = find_release(releases, base), find_release(releases, head)
     cases = run_query(
-        con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
+        con, "read/suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
     )
     check_slices(cases, suite, [tag])
     base_cases = cases[cases["report_id"] == base_row["report_id"]]

@@ -479,7 +479,7 @@ def run_gate(
     releases = find_suite_releases(report_overview(con), suite)
     row = find_release(releases, release)
     cases = run_query(
-        con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
+        con, "read/suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
     )
     check_slices(cases, suite, (rule.slice for rule in rules))
     this = cases[cases["report_id"] == row["report_id"]]

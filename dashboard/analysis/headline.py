@@ -114,14 +114,14 @@ def _gate_latest(
     Review page's verdict), from that release's cases and its max_drop rules' base
     releases' alone: run_gate reads every case of the suite, much of a first page's time
     in a long history."""
-    tags = [str(t) for t in run_query(con, "suite_tags", suite=suite)["tag"]]
+    tags = [str(t) for t in run_query(con, "read/suite_tags", suite=suite)["tag"]]
     # the suite's tags as one row: check_slices' own test and message for a mistyped slice
     check_slices(pd.DataFrame({"tags": [tags]}), suite, (rule.slice for rule in policy.rules))
     latest = releases.iloc[-1]
     bases = base_rows(releases, latest, policy.rules, None)
     ids = [int(latest["report_id"]), *(int(r["report_id"]) for r in bases.values())]
     cases = run_query(
-        con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=ids
+        con, "read/suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=ids
     )
     name = str(latest["release"])
     of = {
@@ -151,7 +151,7 @@ def _cases_by_report(
     by_report: dict[int, list[dict[str, Any]]] = {int(r): [] for r in report_ids}
     for case in fetch_rows(
         con,
-        "suite_cases",
+        "read/suite_cases",
         suite=suite,
         count_agent_errors=count_agent_errors,
         report_ids=[int(r) for r in report_ids],

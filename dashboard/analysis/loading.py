@@ -106,7 +106,7 @@ def refresh_catalog(
         pending = compute_pending_metrics(con)
     if pending or stored:
         # The metrics pass may add report warnings (stored blocks that disagree).
-        problems = fetch_rows(con, "problem_count")
+        problems = fetch_rows(con, "catalog/problem_count")
         result = replace(result, problems=int(problems[0]["n"]))
     return result
 
@@ -227,11 +227,12 @@ class _MetricsProcess:
 
 def compute_pending_metrics(con: duckdb.DuckDBPyConnection) -> int:
     """Metrics, lottery ranks and stored-block checks for reports that lack them."""
-    if not fetch_rows(con, "any_report_without_metrics"):
+    if not fetch_rows(con, "read/any_report_without_metrics"):
         mark_metrics_complete(con)
         return 0
     pending = [
-        int(r["report_id"]) for r in fetch_rows(con, "reports_without_metrics", report_ids=None)
+        int(r["report_id"])
+        for r in fetch_rows(con, "read/reports_without_metrics", report_ids=None)
     ]
     store_metrics(con, reports_metrics(_metric_inputs(con, pending)))
     mark_metrics_complete(con)
@@ -244,11 +245,11 @@ def store_metrics(con: duckdb.DuckDBPyConnection, computed: MetricsBatch) -> Non
 
 def _metric_inputs(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> list[MetricInputs]:
     """Each listed report still lacking metrics, with its evaluated cases' n, c and index."""
-    pending = fetch_rows(con, "reports_without_metrics", report_ids=report_ids)
+    pending = fetch_rows(con, "read/reports_without_metrics", report_ids=report_ids)
     if not pending:
         return []
     counts = con.execute(
-        load_query("evaluated_case_counts"),
+        load_query("read/evaluated_case_counts"),
         {"report_ids": [int(row["report_id"]) for row in pending]},
     ).fetchnumpy()
     report_col = np.asarray(counts["report_id"], dtype=np.int64)

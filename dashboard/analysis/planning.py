@@ -80,7 +80,7 @@ def plan_trials(
     releases = find_suite_releases(report_overview(con), suite)
     row = find_release(releases, release)
     cases = run_query(
-        con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
+        con, "read/suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
     )
     n, c = evaluated_arrays(cases[cases["report_id"] == row["report_id"]])
     if n.size == 0:

@@ -128,7 +128,7 @@ def shown_cases(
     releases = in_window(suite_releases(overview, suite), window)
     cases = run_query(
         con,
-        "suite_cases",
+        "read/suite_cases",
         suite=suite,
         count_agent_errors=count_agent_errors,
         report_ids=[int(rid) for rid in releases["report_id"]],
@@ -156,7 +156,7 @@ def release_table(
     by_report: dict[Any, list[dict[str, Any]]] = {}
     for case in fetch_rows(
         con,
-        "suite_cases",
+        "read/suite_cases",
         suite=suite,
         count_agent_errors=count_agent_errors,
         report_ids=shown,  # the window's cases only
@@ -253,10 +253,10 @@ def passk_curve(
 ) -> pd.DataFrame:
     """pass@k and pass^k for k = 1..k_max of one report: the reliability envelope."""
     outcomes = run_query(
-        con, "case_outcomes", count_agent_errors=count_agent_errors, report_ids=[report_id]
+        con, "read/case_outcomes", count_agent_errors=count_agent_errors, report_ids=[report_id]
     )
     n, c = evaluated_arrays(outcomes)
-    harness = fetch_rows(con, "report_harness", report_id=report_id)
+    harness = fetch_rows(con, "read/report_harness", report_id=report_id)
     rows = []
     words = str(harness[0]["harness"]) if harness else MULTIVON
     for metric, results in pass_k_results(n, c, k_max, words).items():

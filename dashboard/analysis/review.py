@@ -224,7 +224,7 @@ def _evidence(
     reports_dir: Path | ReportSource | None,
 ) -> tuple[EvidenceFile, ...]:
     ids = [int(r["report_id"]) for r in rows]
-    found = {r["report_id"]: r for r in fetch_rows(con, "report_evidence", report_ids=ids)}
+    found = {r["report_id"]: r for r in fetch_rows(con, "read/report_evidence", report_ids=ids)}
     source = as_source(
         reports_dir if reports_dir is not None else Path(meta_value(con, "reports_dir") or ".")
     )
@@ -287,7 +287,7 @@ def _slice_deltas(
     """Δpass^k per case tag carried in either release, matched as `compare` matches."""
     cases = run_query(
         con,
-        "suite_cases",
+        "read/suite_cases",
         suite=suite,
         count_agent_errors=count_agent_errors,
         report_ids=[int(base_row["report_id"]), int(head_row["report_id"])],

@@ -54,7 +54,7 @@ def default_base(
     by_report: dict[int, list[dict[str, Any]]] = {}
     for case in fetch_rows(
         con,
-        "suite_cases",
+        "read/suite_cases",
         suite=str(releases.iloc[position]["suite"]),
         count_agent_errors=count_agent_errors,
         report_ids=ids,

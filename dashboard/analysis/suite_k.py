@@ -99,7 +99,7 @@ def shortest_runs(
         return {}
     rows = fetch_rows(
         con,
-        "report_shortest_runs",
+        "read/report_shortest_runs",
         report_ids=[int(r) for r in report_ids],
         count_agent_errors=count_agent_errors,
     )

@@ -41,12 +41,12 @@ def report_overview(
 ) -> pd.DataFrame:
     """report_overview.sql's rows: of every report, or of these suites' reports."""
     return run_query(
-        con, "report_overview", suites=None if suites is None else list(suites), release=None
+        con, "read/report_overview", suites=None if suites is None else list(suites), release=None
     )
 
 
 def load_problems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    return run_query(con, "load_problems")
+    return run_query(con, "read/load_problems")
 
 
 def stored_pass_k(
@@ -60,7 +60,7 @@ def stored_pass_k(
     return {
         (rid, metric, k): PassKResult(k, metric, value, low, high, n_cases, runs, method, reason)
         for rid, metric, k, value, low, high, method, n_cases, runs, reason in con.execute(
-            load_query("report_metrics"), {"report_ids": report_ids}
+            load_query("read/report_metrics"), {"report_ids": report_ids}
         ).fetchall()
     }
 
@@ -180,7 +180,7 @@ def _metric_cells(
     if not report_ids:
         return cells
     for rid, at_k, k, value, low, high, reason in con.execute(
-        load_query("summary_cells"),
+        load_query("read/summary_cells"),
         {
             "report_ids": report_ids,
             "min_k_max": MIN_K_MAX,
@@ -199,7 +199,7 @@ def _lottery_cases(
     if not report_ids:
         return lottery
     for rid, _, _, case_id, text, passes, runs in con.execute(
-        load_query("lottery_cases"), {"report_ids": report_ids}
+        load_query("read/lottery_cases"), {"report_ids": report_ids}
     ).fetchall():
         lottery.setdefault(rid, []).append(LotteryCase(text_or_none(case_id), text, passes, runs))
     return lottery
@@ -225,7 +225,7 @@ SUMMARY_BATCH = 500
 
 def loaded_suites(con: duckdb.DuckDBPyConnection) -> set[str]:
     """The suites loaded: one DISTINCT row each, not every report's overview row."""
-    return {str(row["suite"]) for row in fetch_rows(con, "suite_names")}
+    return {str(row["suite"]) for row in fetch_rows(con, "read/suite_names")}
 
 
 def suite_releases(
@@ -233,7 +233,7 @@ def suite_releases(
 ) -> dict[str, list[str]]:
     """Each suite's releases (of these suites only), in name order."""
     releases: dict[str, list[str]] = {}
-    for row in fetch_rows(con, "suite_releases", suites=list(suites) if suites else None):
+    for row in fetch_rows(con, "read/suite_releases", suites=list(suites) if suites else None):
         releases.setdefault(str(row["suite"]), []).append(str(row["release"]))
     return releases
 
@@ -253,7 +253,7 @@ def chosen_rows(
     release only."""
     batches = iter_row_batches(
         con,
-        "report_overview",
+        "read/report_overview",
         SUMMARY_BATCH,
         suites=list(suites) if suites else None,
         release=release,
@@ -374,7 +374,7 @@ def written_cells(cursor: duckdb.DuckDBPyConnection, heads: Sequence[ReportHead]
     return {
         rid: (at_k, hat_k, lottery)
         for rid, at_k, hat_k, lottery in cursor.execute(
-            load_query("metric_cells"),
+            load_query("read/metric_cells"),
             {
                 "report_ids": [head.report_id for head in heads],
                 "min_k_max": MIN_K_MAX,
@@ -405,7 +405,7 @@ def summary_problems(
         return problems
     files = {
         row["file"]: _wanted(row, suites, release)
-        for row in fetch_rows(con, "report_files", files=[p.file for p in problems])
+        for row in fetch_rows(con, "read/report_files", files=[p.file for p in problems])
     }
     return [p for p in problems if files.get(p.file, True)]
 
@@ -413,5 +413,5 @@ def summary_problems(
 def every_problem(con: duckdb.DuckDBPyConnection) -> list[SummaryProblem]:
     return [
         SummaryProblem(file, scope, reason)
-        for file, scope, reason in con.execute(load_query("load_problems")).fetchall()
+        for file, scope, reason in con.execute(load_query("read/load_problems")).fetchall()
     ]

@@ -179,7 +179,7 @@ def _suite_cases(
 
     return run_query(
         catalog().cursor(),
-        "suite_cases",
+        "read/suite_cases",
         suite=suite,
         count_agent_errors=count_agent_errors,
         report_ids=report_ids,
@@ -194,7 +194,9 @@ def _suite_cases(
 def suite_tags(version: int, suite: str) -> list[str]:
     from dashboard.data.catalog.queries import run_query
 
-    return sorted(str(t) for t in run_query(catalog().cursor(), "suite_tags", suite=suite)["tag"])
+    return sorted(
+        str(t) for t in run_query(catalog().cursor(), "read/suite_tags", suite=suite)["tag"]
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=128)

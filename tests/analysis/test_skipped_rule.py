@@ -3,7 +3,7 @@
 From multivon-eval 0.17 a grader with nothing to check returns a result flagged
 `metadata.skipped`; a case whose every grader skipped, with no error, is SKIPPED and
 leaves the denominators (0.20.0 result.py:164-178). relidash recomputes the status as
-`EvalReport.from_dict` does (queries/stage_cases.sql).
+`EvalReport.from_dict` does (formats/multivon/queries/stage_cases.sql).
 
 The package never writes such a case without the case-level flag as well: its to_json
 stores `"skipped": status == SKIPPED` (0.17.0 and 0.20.0 alike), so in a file exactly as

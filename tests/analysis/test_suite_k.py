@@ -118,7 +118,7 @@ def test_suite_k_is_the_fewest_trials_of_any_case_shown(con: Any, count_agent_er
         for report_id in shown["report_id"]:  # the obvious loop over each report's cases
             outcomes = run_query(
                 con,
-                "case_outcomes",
+                "read/case_outcomes",
                 count_agent_errors=count_agent_errors,
                 report_ids=[int(report_id)],
             )

@@ -1,4 +1,4 @@
-"""A suite's tags as the Slices and Gates pages list them (queries/suite_tags.sql, from
+"""A suite's tags as the Slices and Gates pages list them (queries/read/suite_tags.sql, from
 case_tags) are the tags its cases carry (analysis.slices.suite_tags over suite_cases),
 for every format committed: multivon-eval's, Inspect's, the sample reports."""
 
@@ -21,13 +21,13 @@ def test_suite_tags_are_the_tags_of_the_suites_cases(root: Path) -> None:
     con = open_catalog(MEMORY)
     try:
         loading.refresh_catalog(con, root)
-        suites = list(run_query(con, "suite_names")["suite"])
+        suites = list(run_query(con, "read/suite_names")["suite"])
         tagged = 0
         for suite in suites:
             cases = run_query(
-                con, "suite_cases", suite=suite, count_agent_errors=False, report_ids=None
+                con, "read/suite_cases", suite=suite, count_agent_errors=False, report_ids=None
             )
-            listed = list(run_query(con, "suite_tags", suite=suite)["tag"])
+            listed = list(run_query(con, "read/suite_tags", suite=suite)["tag"])
             assert listed == sorted(slices.suite_tags(cases)), suite
             tagged += bool(listed)
         # the comparison covers suites with tags, and more than one suite

@@ -75,7 +75,7 @@ def test_a_summary_of_stored_entries_asks_for_no_metric_cells(
 
     monkeypatch.setattr(summary, "load_query", spy)
     assert summary_json.summary_text(con, "file") == first
-    assert "metric_cells" not in asked
+    assert "read/metric_cells" not in asked
 
 
 class HeldUntilWaited:

@@ -127,7 +127,9 @@ def test_the_frame_is_used_for_small_files(tmp_path: Path, monkeypatch: pytest.M
     con.close()
     assert framed and all(ahead for _, ahead in framed), framed
     assert sum(files for files, _ in framed) == len(list(root.rglob("*.json")))
-    assert "stage_reports" not in seen, "a good batch fell back to the file-by-file reader"
+    assert "formats/multivon/stage_reports" not in seen, (
+        "a good batch fell back to the file-by-file reader"
+    )
 
 
 def _report(base: dict[str, Any], suite: str) -> bytes:

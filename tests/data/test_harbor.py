@@ -142,7 +142,9 @@ def test_pass_hat_k_uses_the_same_trials(loaded: Any, job: str, key: str) -> Non
 
 
 def case_rows(con: Any, suite: str, job: str, count: bool) -> list[dict[str, Any]]:
-    rows = fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=count, report_ids=None)
+    rows = fetch_rows(
+        con, "read/suite_cases", suite=suite, count_agent_errors=count, report_ids=None
+    )
     return [r for r in rows if r["file"] == f"{job}/"]
 
 

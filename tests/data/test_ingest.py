@@ -366,7 +366,13 @@ def test_strict_fast_path_stages_what_the_json_reader_stages() -> None:
             continue  # a key this version does not write: the reader decides alone
         fast = con.execute(f"SELECT * EXCLUDE (maybe_constants) FROM {part}").fetchall()
         size = Path(path).stat().st_size
-        execute(con, "stage_reports", files=[path], columns=REPORT_COLUMNS, max_bytes=size + 1)
+        execute(
+            con,
+            "formats/multivon/stage_reports",
+            files=[path],
+            columns=REPORT_COLUMNS,
+            max_bytes=size + 1,
+        )
         assert con.execute("SELECT * FROM stage_json").fetchall() == fast, path
         taken.append(Path(path).name)
     # every 0.20 report has every field, so the fast path must take at least those

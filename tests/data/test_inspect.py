@@ -104,7 +104,7 @@ def record(document: dict[str, Any], rel: str) -> dict[str, Any]:
 def case_rows(con: Any, rel: str, count_agent_errors: bool = False) -> list[dict[str, Any]]:
     rows = fetch_rows(
         con,
-        "suite_cases",
+        "read/suite_cases",
         suite="ticket_triage",
         count_agent_errors=count_agent_errors,
         report_ids=None,
@@ -264,7 +264,7 @@ def test_real_logs_raise_no_problem(documents: dict[str, dict[str, Any]], label:
 
 
 def test_releases_follow_eval_created_and_metadata_release(catalogs: dict[str, Any]) -> None:
-    rows = fetch_rows(catalogs["samples"], "report_overview", suites=None, release=None)
+    rows = fetch_rows(catalogs["samples"], "read/report_overview", suites=None, release=None)
     assert [r["release"] for r in rows] == ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"]
     assert [r["release_rank"] for r in rows] == [1, 2, 3, 4]
     assert {r["release_source"] for r in rows} == {"metadata:release"}
@@ -276,11 +276,11 @@ def test_release_key_metadata_name(tmp_path: Path) -> None:
     shutil.copytree(ROOTS["samples"], root)
     (root / "relidash.toml").write_text('[releases]\nkey = "metadata:agent"\n')
     con = load(root)
-    rows = fetch_rows(con, "report_overview", suites=None, release=None)
+    rows = fetch_rows(con, "read/report_overview", suites=None, release=None)
     assert {(r["release"], r["release_source"]) for r in rows} == {("triage-bot", "metadata:agent")}
     (root / "relidash.toml").write_text('[releases]\nkey = "metadata:no_such_key"\n')
     loading.refresh_catalog(con, root)
-    rows = fetch_rows(con, "report_overview", suites=None, release=None)
+    rows = fetch_rows(con, "read/report_overview", suites=None, release=None)
     assert {(r["release"], r["release_source"]) for r in rows} == {
         (Path(r["file"]).stem, "file_stem") for r in rows
     }
@@ -349,7 +349,7 @@ def test_a_warm_load_reads_nothing(catalogs: dict[str, Any]) -> None:
 def lottery_case(con: Any, rel: str) -> tuple[int, int]:
     (report_id,) = [
         r["report_id"]
-        for r in fetch_rows(con, "report_overview", suites=None, release=None)
+        for r in fetch_rows(con, "read/report_overview", suites=None, release=None)
         if r["file"] == rel
     ]
     rows = con.execute(

@@ -82,14 +82,14 @@ def case_key(test: dict[str, Any]) -> str:
 
 
 def report_of(con: Any, name: str, suite: str) -> dict[str, Any]:
-    rows = fetch_rows(con, "report_overview", suites=[suite], release=None)
+    rows = fetch_rows(con, "read/report_overview", suites=[suite], release=None)
     (found,) = [r for r in rows if r["file"] == name]
     return found
 
 
 def cases_of(con: Any, suite: str, name: str, count_agent_errors: bool) -> list[dict[str, Any]]:
     rows = fetch_rows(
-        con, "suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
+        con, "read/suite_cases", suite=suite, count_agent_errors=count_agent_errors, report_ids=None
     )
     return [r for r in rows if r["file"] == name]
 
@@ -182,9 +182,11 @@ def test_three_releases_in_order_with_reworded_and_added_tests(
     loaded: dict[str, Any], suite: str
 ) -> None:
     con = loaded["con"]
-    rows = fetch_rows(con, "report_overview", suites=[suite], release=None)
+    rows = fetch_rows(con, "read/report_overview", suites=[suite], release=None)
     assert [(r["release"], r["release_rank"]) for r in rows] == [("v1", 1), ("v2", 2), ("v3", 3)]
-    cases = fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=False, report_ids=None)
+    cases = fetch_rows(
+        con, "read/suite_cases", suite=suite, count_agent_errors=False, report_ids=None
+    )
     by_release: dict[str, dict[str, str]] = {}
     for row in cases:
         by_release.setdefault(row["release"], {})[row["case_id"]] = row["input"]
@@ -295,7 +297,7 @@ def test_release_from_another_tag_or_the_timestamp(tmp_path: Path) -> None:
     suite = RELEASE_SUITES[0]
 
     def releases() -> list[tuple[str, str]]:
-        rows = fetch_rows(con, "report_overview", suites=[suite], release=None)
+        rows = fetch_rows(con, "read/report_overview", suites=[suite], release=None)
         return [(r["release"], r["file"]) for r in rows]
 
     assert [r for r, _ in releases()] == ["v1", "v2", "v3"]
@@ -323,7 +325,7 @@ def test_release_key_reads_the_reports_metadata(tmp_path: Path) -> None:
     root = copy_fixtures(tmp_path / "reports")
     (root / "relidash.toml").write_text('[releases]\nkey = "metadata:evalId"\n')
     con = load(root)
-    rows = fetch_rows(con, "report_overview", suites=None, release=None)
+    rows = fetch_rows(con, "read/report_overview", suites=None, release=None)
     for row in rows:
         assert row["release"] == EXPECTED["files"][row["file"]]["evalId"]
         assert row["release_source"] == "metadata:evalId"

@@ -58,7 +58,7 @@ def test_duckdb_quotes_text_without_control_characters_as_json_dumps(duck: Any, 
 
 
 def entries_both_ways(con: Any) -> tuple[list[str], list[str]]:
-    heads = summaries.heads(fetch_rows(con, "report_overview", suites=None, release=None))
+    heads = summaries.heads(fetch_rows(con, "read/report_overview", suites=None, release=None))
     dumped = [
         json.dumps(summary_json.report_record(r), ensure_ascii=False)
         for r in summary.summary_rows(con, heads)

@@ -87,10 +87,10 @@ def catalog_case_rows(directory: Path) -> dict[str, list[dict[str, Any]]]:
         refresh_catalog(con, directory)
         rows: dict[str, list[dict[str, Any]]] = {}
         for suite in sorted(
-            {r["suite"] for r in fetch_rows(con, "report_overview", suites=None, release=None)}
+            {r["suite"] for r in fetch_rows(con, "read/report_overview", suites=None, release=None)}
         ):
             for row in fetch_rows(
-                con, "suite_cases", suite=suite, count_agent_errors=False, report_ids=None
+                con, "read/suite_cases", suite=suite, count_agent_errors=False, report_ids=None
             ):
                 rows.setdefault(row["file"], []).append(row)
         return rows

@@ -16,7 +16,7 @@ from dashboard.render.summary_json import problem_record, report_record
 
 def summary_json(con: duckdb.DuckDBPyConnection, by: str = "file") -> dict[str, Any]:
     """The document `relidash summary --json` prints."""
-    overview = fetch_rows(con, "report_overview", suites=None, release=None)
+    overview = fetch_rows(con, "read/report_overview", suites=None, release=None)
     problems = [problem_record(p) for p in every_problem(con)]
     if by == "release":
         files: dict[tuple[str, str], list[str]] = {}

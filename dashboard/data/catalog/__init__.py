@@ -23,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 
-from dashboard.data.catalog.queries import execute
+from dashboard.data.catalog.queries import execute, fetch_rows, fill_template
 
 # the catalog's locations are named with the rest (sources name their own catalog)
 from dashboard.data.names import CATALOG_WAIT_SECONDS
@@ -149,15 +149,10 @@ def open_catalog_waiting(
 def _set_up(con: duckdb.DuckDBPyConnection, location: str, layout_ok: bool) -> None:
     """Settings, and this version's tables (a stale layout's dropped first)."""
     if location != MEMORY:
-        # Small changes stay in the write-ahead log until DuckDB's own threshold (or
-        # settle_catalog) checkpoints them: saving at every exit rewrites the large
-        # tables' last row groups, most of a one-changed-file summary's time.
-        con.execute("PRAGMA disable_checkpoint_on_shutdown")
-        # Nor does a long load checkpoint every 16 MB of log (DuckDB's default): each one
-        # rewrites the tables' growing last row groups, and the freed blocks stay in the
-        # file (a large share of a large catalog). Every command that writes settles
-        # the log at its end; a load's log up to this size is held in memory meanwhile.
-        con.execute("SET checkpoint_threshold = '256MB'")
+        # the log is checkpointed when a command settles it, not at every exit, nor again
+        # and again in a long load (the two statements' headers say why)
+        execute(con, "catalog/disable_checkpoint_on_shutdown")
+        execute(con, "catalog/set_checkpoint_threshold")
     if not layout_ok:
         if _foreign(con):
             con.close()
@@ -166,13 +161,11 @@ def _set_up(con: duckdb.DuckDBPyConnection, location: str, layout_ok: bool) -> N
                 "no relidash `meta` table); relidash leaves it as it is: pass another --catalog"
             )
         _drop_everything(con)
-    execute(con, "catalog_schema")
-    execute(con, "catalog_macros")
-    stored = con.execute(
-        "SELECT key, value FROM meta WHERE key IN ('schema_version', 'relidash_version')"
-    ).fetchall()
+    execute(con, "catalog/schema")
+    execute(con, "catalog/macros")
+    stored = {r["key"]: r["value"] for r in fetch_rows(con, "catalog/layout_versions")}
     wanted = {"schema_version": SCHEMA_VERSION, "relidash_version": relidash_version()}
-    if dict(stored) != wanted:  # written once, not at every open
+    if stored != wanted:  # written once, not at every open
         write_meta(con, wanted)
 
 
@@ -213,7 +206,7 @@ def read_every_block(con: duckdb.DuckDBPyConnection) -> None:
     For a catalog adopted as it is (a served one, dashboard/data/load/snapshot.py), whose
     damage would otherwise show only on a page."""
     for name in _table_names(con):
-        con.execute(f'SELECT max(hash(t)) FROM "{name}" AS t').fetchall()  # names from the catalog
+        con.execute(fill_template("catalog/hash_every_row", table=name)).fetchall()
 
 
 def discard_damaged(location: str) -> str:
@@ -231,18 +224,14 @@ def discard_damaged(location: str) -> str:
 
 def meta_values(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """Every key of `meta`: one statement where a load would ask for several."""
-    rows = con.execute("SELECT key, value FROM meta WHERE value IS NOT NULL").fetchall()
-    return {str(key): str(value) for key, value in rows}
+    return {str(r["key"]): str(r["value"]) for r in fetch_rows(con, "catalog/meta_values")}
 
 
 def write_meta(con: duckdb.DuckDBPyConnection, values: Mapping[str, str]) -> None:
     """Set these keys of `meta`, in one statement: each upsert has a cost of its own that
     grows with the catalog, and a few rows cost no more than one."""
     if values:
-        con.execute(
-            "INSERT OR REPLACE INTO meta SELECT unnest($k), unnest($v)",
-            {"k": list(values), "v": list(values.values())},
-        )
+        execute(con, "catalog/write_meta", keys=list(values), values=list(values.values()))
 
 
 def settle_catalog(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> None:
@@ -255,14 +244,12 @@ def settle_catalog(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> Non
     """
     logged = logged_bytes(con)
     if logged > CHECKPOINT_LOG_BYTES or (full and logged > 0):
-        con.execute("CHECKPOINT")
+        con.checkpoint()
 
 
 def logged_bytes(con: duckdb.DuckDBPyConnection) -> int:
     """The size of the catalog's write-ahead log (0 for none, or a catalog in memory)."""
-    (location,) = con.execute(
-        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
-    ).fetchall()[0]
+    location = fetch_rows(con, "catalog/database_path")[0]["path"]
     if location is None:  # in memory
         return 0
     try:
@@ -272,8 +259,8 @@ def logged_bytes(con: duckdb.DuckDBPyConnection) -> int:
 
 
 # A log at least this large is checkpointed beside the command's reading (SettleAhead):
-# a cold load's log is tens of megabytes, and its checkpoint is worth overlapping with
-# the summary's entries. A smaller log's checkpoint is not worth the second one that
+# a cold load leaves a large log, and its checkpoint is worth overlapping with the
+# summary's entries. A smaller log's checkpoint is not worth the second one that
 # the writes held back meanwhile then need.
 SETTLE_AHEAD_BYTES = 4 * 1024 * 1024
 
@@ -295,7 +282,7 @@ class SettleAhead:
     @staticmethod
     def _checkpoint(cursor: duckdb.DuckDBPyConnection) -> None:
         try:
-            cursor.execute("CHECKPOINT")
+            cursor.checkpoint()  # on this cursor, beside the caller's reads
         except duckdb.Error:
             pass  # the log stays, and the settle that follows the command checkpoints it
         finally:
@@ -312,19 +299,19 @@ class SettleAhead:
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """The statements inside, committed together (one sync of the log) or not at all."""
-    con.execute("BEGIN TRANSACTION")
+    con.begin()
     try:
         yield
     except BaseException:
         roll_back(con)
         raise
-    con.execute("COMMIT")
+    con.commit()
 
 
 def roll_back(con: duckdb.DuckDBPyConnection) -> None:
     """End whatever transaction is open (none may be: the error can come between two)."""
     with contextlib.suppress(duckdb.Error):
-        con.execute("ROLLBACK")
+        con.rollback()
 
 
 def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
@@ -333,7 +320,7 @@ def layout_is_current(con: duckdb.DuckDBPyConnection) -> bool:
     try:
         rows = meta_values(con)
     except duckdb.CatalogException:  # no meta table: only an empty database will do
-        return bool(con.execute("SELECT count(*) FROM duckdb_tables()").fetchall()[0][0] == 0)
+        return bool(fetch_rows(con, "catalog/table_count")[0]["n"] == 0)
     # An ingest that was killed leaves 'ingest_complete' at '0': rebuild rather than show it.
     return (
         rows.get("schema_version") == SCHEMA_VERSION
@@ -351,16 +338,11 @@ def _foreign(con: duckdb.DuckDBPyConnection) -> bool:
 
 def _drop_everything(con: duckdb.DuckDBPyConnection) -> None:
     for name in _table_names(con):
-        con.execute(f'DROP TABLE "{name}"')  # names read from the catalog itself
+        con.execute(fill_template("catalog/drop_table", table=name))
 
 
 def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return [
-        name
-        for (name,) in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE NOT temporary"
-        ).fetchall()
-    ]
+    return [str(r["table_name"]) for r in fetch_rows(con, "catalog/table_names")]
 
 
 def _discard(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import duckdb
 
+from dashboard.data.catalog.queries import execute, execute_many, fetch_rows, fill_template
 from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.sources.walk import FileEntry
 
@@ -15,27 +16,23 @@ from dashboard.data.sources.walk import FileEntry
 def record_files(
     con: duckdb.DuckDBPyConnection, rows: list[tuple[FileEntry, str, int | None]]
 ) -> None:
-    """Upsert `files` rows in one statement (row-at-a-time inserts cost ms each)."""
-    con.execute(
-        "INSERT OR REPLACE INTO files SELECT unnest($paths), CAST(unnest($sizes) AS BIGINT), "
-        "CAST(unnest($mtimes) AS BIGINT), CAST(unnest($digests) AS VARCHAR), "
-        "CAST(unnest($ids) AS INTEGER), CAST(unnest($racy) AS BOOLEAN), "
-        "CAST(unnest($etags) AS VARCHAR)",
-        {
-            "etags": [e.etag for e, _, _ in rows],
-            "paths": [e.path for e, _, _ in rows],
-            "sizes": [e.size for e, _, _ in rows],
-            "mtimes": [e.mtime_ns for e, _, _ in rows],
-            "digests": [d for _, d, _ in rows],
-            "ids": [r for _, _, r in rows],
-            "racy": [e.racy or not d for e, d, _ in rows],
-        },
+    """Upsert `files` rows in one statement (a statement per row costs more)."""
+    execute(
+        con,
+        "catalog/record_files",
+        etags=[e.etag for e, _, _ in rows],
+        paths=[e.path for e, _, _ in rows],
+        sizes=[e.size for e, _, _ in rows],
+        mtimes=[e.mtime_ns for e, _, _ in rows],
+        digests=[d for _, d, _ in rows],
+        ids=[r for _, _, r in rows],
+        racy=[e.racy or not d for e, d, _ in rows],
     )
 
 
 def record_problems(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, str]]) -> None:
     if rows:
-        con.executemany("INSERT INTO problems VALUES (?, ?, ?)", rows)
+        execute_many(con, "catalog/insert_problem", rows)
 
 
 def record_file(
@@ -46,7 +43,7 @@ def record_file(
 
 # Up to this many files are forgotten by filters on each table's column, which let DuckDB
 # skip row groups by their min and max; more by a join, which reads every row group. The
-# filters cost less for a few files; the two break even at about twice this many.
+# filters cost less for a few files, the join for many.
 FEW_FILES = 8
 
 
@@ -56,28 +53,19 @@ def forget_files(con: duckdb.DuckDBPyConnection, paths: list[str]) -> set[str]:
         return set()
     if len(paths) <= FEW_FILES:
         # by the reports' own column: one file may hold several reports
-        rows = con.execute(
-            "SELECT report_id, suite FROM reports WHERE list_contains($p, file)", {"p": paths}
-        ).fetchall()
-        ids = [report_id for report_id, _ in rows if report_id is not None]
+        rows = fetch_rows(con, "catalog/reports_of_files", paths=paths)
+        ids = [r["report_id"] for r in rows if r["report_id"] is not None]
         for table in REPORT_TABLES if ids else ():
-            # allow-listed names
-            con.execute(f"DELETE FROM {table} WHERE list_contains($ids, report_id)", {"ids": ids})
-        con.execute("DELETE FROM problems WHERE list_contains($p, file)", {"p": paths})
-        con.execute("DELETE FROM files WHERE list_contains($p, path)", {"p": paths})
-        return {suite for _, suite in rows if suite is not None}
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE gone_files AS SELECT unnest($p) AS path", {"p": paths}
-    )
-    gone_ids = "SELECT report_id FROM reports WHERE file IN (SELECT path FROM gone_files)"
-    suites = {
-        suite
-        for (suite,) in con.execute(
-            f"SELECT DISTINCT suite FROM reports WHERE report_id IN ({gone_ids})"
-        ).fetchall()
-    }
+            con.execute(
+                fill_template("catalog/forget_report_rows", table=table), {"report_ids": ids}
+            )
+        execute(con, "catalog/forget_file_problems", paths=paths)
+        execute(con, "catalog/forget_file_records", paths=paths)
+        return {r["suite"] for r in rows if r["suite"] is not None}
+    execute(con, "catalog/gone_files", paths=paths)
+    suites = {r["suite"] for r in fetch_rows(con, "catalog/suites_of_gone_files")}
     for table in REPORT_TABLES:
-        con.execute(f"DELETE FROM {table} WHERE report_id IN ({gone_ids})")  # allow-listed names
-    con.execute("DELETE FROM problems WHERE file IN (SELECT path FROM gone_files)")
-    con.execute("DELETE FROM files WHERE path IN (SELECT path FROM gone_files)")
+        con.execute(fill_template("catalog/forget_gone_report_rows", table=table))
+    execute(con, "catalog/forget_gone_problems")
+    execute(con, "catalog/forget_gone_files")
     return suites

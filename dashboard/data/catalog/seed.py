@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 
 from dashboard.data.catalog import MEMORY, SCHEMA_VERSION, relidash_version
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.sources import SourceError, failure_reason, open_filesystem, parse_location
 
 
@@ -64,12 +65,10 @@ def seed_problem(path: str, source_ident: str) -> str | None:
     except duckdb.Error as exc:
         return f"it is not a DuckDB catalog ({_first_line(exc)})"
     try:
-        tables = {
-            row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
-        }
+        tables = {r["table_name"] for r in fetch_rows(con, "catalog/table_names")}
         if not {"meta", "files", "reports"} <= tables:
             return "it is not a relidash catalog (no meta, files and reports tables)"
-        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        meta = {r["key"]: r["value"] for r in fetch_rows(con, "catalog/meta_entries")}
     except duckdb.Error as exc:
         return f"it cannot be read as a relidash catalog ({_first_line(exc)})"
     finally:
@@ -109,7 +108,7 @@ def _copy_seed(seed: str, temp: str, *, anon: bool) -> None:
 
 def _count_files(path: str) -> int:
     with duckdb.connect(path, read_only=True) as con:
-        return int(con.execute("SELECT count(*) FROM files").fetchall()[0][0])
+        return int(fetch_rows(con, "catalog/file_count")[0]["n"])
 
 
 def _reason(exc: BaseException) -> str:

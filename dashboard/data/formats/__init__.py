@@ -1,10 +1,11 @@
 """The harnesses relidash reads, one package each, and how a file is told apart by its
 content. Add a harness: add a folder here whose `__init__` gives a `HARNESS` that fills
-dashboard/data/formats/protocol.py's Harness, and name it in `_PACKAGES`.
+dashboard/data/formats/protocol.py's Harness, and name it in `_PACKAGES`; its own SQL
+statements go in the folder's `queries/`, named `formats/<harness>/<name>`.
 
-multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/formats/multivon/staging.py and
-queries/stage_*.sql); every other harness reads its files in Python into the rows of the
-catalog's harness-neutral tables (dashboard/data/load/rows.py inserts them). Nothing
+multivon-eval reports are staged by DuckDB's JSON reader (dashboard/data/formats/multivon/staging.py
+and its queries/stage_*.sql); every other harness reads its files in Python into the rows of
+the catalog's harness-neutral tables (dashboard/data/load/rows.py inserts them). Nothing
 outside this folder branches on a harness's name or imports a harness package.
 
 Must not: import Streamlit or Altair, or write anything.

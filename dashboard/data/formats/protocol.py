@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-# The column order of queries/insert_rows_*.sql, which every row-reading harness fills.
+# The column order of queries/load/insert_rows_*.sql, which every row-reading harness fills.
 REPORT_COLUMNS = (
     "suite", "model", "target_version", "format", "schema", "recorded_at", "runs_per_case",
     "cases_total", "cases_evaluated", "cases_errored", "cases_skipped", "runs_min",
@@ -39,7 +39,8 @@ TRIAL_COLUMNS = (
     "case_idx", "trial_idx", "run_index", "attempt", "status", "recorded_at", "model_error",
     "latency_ms",
 )  # fmt: skip
-# What a case's trials read back give the Case and Lottery pages (case_trials.sql's columns).
+# What a case's trials read back give the Case and Lottery pages (the columns of
+# formats/multivon/queries/case_trials.sql).
 CASE_TRIAL_COLUMNS = (
     "trial_idx", "run_index", "attempt", "status", "recorded_at", "output", "model_error",
     "judge_error", "evaluator_error", "latency_ms", "evaluators",

@@ -38,9 +38,9 @@ from dashboard.data.load.plan import LoadPlan
 from dashboard.data.load.rows import RowItem, insert_rows, read_rows
 from dashboard.data.sources.walk import FileEntry
 
-# A batch is parsed and stored in one transaction of about a dozen statements, whose fixed
-# cost is tens of milliseconds: batches this large spread it over enough files that it is
-# a small part of a load of large or of many small reports. The bytes bound what a batch
+# A batch is parsed and stored in one transaction of about a dozen statements, whose cost
+# does not shrink with the batch: batches this large spread it over enough files that it
+# stays a small part of a load of large or of many small reports. The bytes bound what a batch
 # holds in memory at once (DuckDB's read of large files).
 BATCH_BYTES = 192 * 1024 * 1024
 BATCH_FILES = 512
@@ -53,7 +53,7 @@ STRICT_MIN_BYTES = 1 * 1024 * 1024
 # opens, more than it takes to parse a small report.
 FRAMED_BELOW = 256 * 1024
 # Digests are computed this many files ahead of the batch being parsed, no further: the
-# bytes kept for framing stay two batches' worth (at most 2 x 512 x 256 KiB).
+# bytes kept for framing stay two batches' worth (BATCH_FILES files below FRAMED_BELOW).
 FACTS_AHEAD = 2 * BATCH_FILES
 
 ProgressFn = Callable[[int, int], None]
@@ -142,7 +142,7 @@ class BatchLoad:
                 self.touched += 1
                 execute(
                     self.con,
-                    "update_file_stat",
+                    "load/update_file_stat",
                     path=entry.path,
                     size=entry.size,
                     mtime_ns=entry.mtime_ns,
@@ -229,7 +229,7 @@ def _distrust_changed(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> Non
         and not unchanged_since_digest(entry.abspath, facts, reread=entry.path not in in_memory)
     ]
     if changed:
-        execute(con, "distrust_files", paths=changed)
+        execute(con, "load/distrust_files", paths=changed)
 
 
 def _facts(abspath: str, constants: bool) -> FileFacts:

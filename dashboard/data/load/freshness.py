@@ -12,9 +12,10 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.data.catalog.queries import fetch_rows
 from dashboard.data.load.releases import release_config_digest
 from dashboard.data.sources.reports import Listing, ReportSource, as_source
-from dashboard.data.sources.walk import PART_OF_PATH, FileEntry
+from dashboard.data.sources.walk import FileEntry
 
 
 def unchanged_key(entry: FileEntry) -> tuple[int, int, bool, str]:
@@ -25,10 +26,11 @@ def unchanged_key(entry: FileEntry) -> tuple[int, int, bool, str]:
 
 def stored_parts(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """The part digests the last complete load stored (none while a load runs)."""
-    return dict(con.execute("SELECT part, digest FROM listing_parts").fetchall())
+    return {r["part"]: r["digest"] for r in fetch_rows(con, "load/listing_parts")}
 
 
-# Up to this many listing parts are picked out of `files` by prefix, more by their names.
+# Up to this many listing parts are picked out of `files` one by one, by prefix; more by
+# their names.
 FEW_PARTS = 16
 
 
@@ -38,37 +40,28 @@ def known_files(
     """The catalog's record of each file (of the listed parts only, when given): path ->
     (size, mtime_ns, racy, etag), compared with unchanged_key. A file is looked at again
     when its key is not its record."""
-    query = "SELECT path, size, mtime_ns, racy, etag FROM files"
     if parts is None:
-        rows = con.execute(query).fetchall()
+        rows = fetch_rows(con, "load/known_files")
     elif not parts:
         return {}
     elif len(parts) <= FEW_PARTS:
-        # a prefix comparison per part: a few times cheaper than PART_OF_PATH over every path
-        clauses, prefixes = [], {}
-        for i, part in enumerate(sorted(parts)):
+        # a prefix comparison per part: cheaper than working out every path's part
+        rows = []
+        for part in sorted(parts):
             if part:
-                clauses.append(f"starts_with(path, $part{i})")
-                prefixes[f"part{i}"] = f"{part}/"
+                rows += fetch_rows(con, "load/known_files_under", prefix=f"{part}/")
             else:  # the files at the top
-                clauses.append("NOT contains(path, '/')")
-        rows = con.execute(f"{query} WHERE {' OR '.join(clauses)}", prefixes).fetchall()
+                rows += fetch_rows(con, "load/known_files_at_top")
     else:
-        rows = con.execute(
-            f"{query} WHERE {PART_OF_PATH} IN (SELECT unnest($parts))", {"parts": sorted(parts)}
-        ).fetchall()
-    return {path: (size, mtime_ns, racy, etag or "") for path, size, mtime_ns, racy, etag in rows}
+        rows = fetch_rows(con, "load/known_files_of_parts", parts=sorted(parts))
+    return {r["path"]: (r["size"], r["mtime_ns"], r["racy"], r["etag"] or "") for r in rows}
 
 
 def known_digests(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, str]:
     """The recorded digest of each listed path that has one."""
     if not paths:
         return {}
-    return dict(
-        con.execute(
-            "SELECT path, digest FROM files WHERE path IN (SELECT unnest($p))", {"p": paths}
-        ).fetchall()
-    )
+    return {r["path"]: r["digest"] for r in fetch_rows(con, "load/known_digests", paths=paths)}
 
 
 def directory_changed(
@@ -98,12 +91,7 @@ def directory_changed(
             return True
         if any(known.get(e.path) != unchanged_key(e) for e in listed):
             return True
-    walk = set(
-        con.execute(
-            "SELECT file, reason FROM problems WHERE scope = 'file' "
-            "AND file NOT IN (SELECT path FROM files)"
-        ).fetchall()
-    )
+    walk = {(r["file"], r["reason"]) for r in fetch_rows(con, "load/walk_problems")}
     if walk != {(p.path, p.reason) for p in listing.problems}:
         return True
     return meta_value(con, "release_config") != release_config_digest(source.config_file())
@@ -115,5 +103,5 @@ def catalog_version(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def meta_value(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
-    rows = con.execute("SELECT value FROM meta WHERE key = $k", {"k": key}).fetchall()
-    return str(rows[0][0]) if rows else None
+    rows = fetch_rows(con, "catalog/meta_value", key=key)
+    return str(rows[0]["value"]) if rows else None

@@ -22,7 +22,7 @@ import duckdb
 
 from dashboard.data.catalog import roll_back, transaction, write_meta
 from dashboard.data.catalog.problems import forget_files, record_problems
-from dashboard.data.catalog.queries import execute, fetch_rows
+from dashboard.data.catalog.queries import execute, fetch_rows, fill_template
 from dashboard.data.catalog.schema import REPORT_TABLES
 from dashboard.data.load.batches import BatchFn, BatchLoad, ProgressFn
 from dashboard.data.load.freshness import (  # catalog_version, directory_changed: re-exported
@@ -35,7 +35,7 @@ from dashboard.data.load.report_dirs import listed_reports
 from dashboard.data.load.settings import record_settings_problems
 from dashboard.data.names import DEFAULT_MAX_BYTES
 from dashboard.data.sources.reports import ReportSource, as_source
-from dashboard.data.sources.walk import PART_OF_PATH, ListingParts, part_of
+from dashboard.data.sources.walk import ListingParts, part_of
 
 __all__ = ["DEFAULT_MAX_BYTES", "BatchFn", "IngestResult", "ProgressFn", "ingest_directory"]
 
@@ -72,14 +72,13 @@ def ingest_directory(
 
 @contextmanager
 def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Let DuckDB write rows in any order while loading: nested-column writes are several
-    times faster.
+    """Let DuckDB write rows in any order while loading: nested-column writes cost less.
 
     Nothing depends on the physical order: case, trial and grader positions are stored
     as columns, and every query whose order matters says ORDER BY.
     """
-    before = con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()[0][0]
-    con.execute("SET preserve_insertion_order = false")
+    before = bool(fetch_rows(con, "load/insertion_order")[0]["preserve"])
+    execute(con, "load/set_insertion_order", preserve=False)
     try:
         yield
     except BaseException:
@@ -88,7 +87,7 @@ def _insertion_order_free(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         roll_back(con)
         raise
     finally:
-        con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
+        execute(con, "load/set_insertion_order", preserve=before)
 
 
 def _ingest(
@@ -102,8 +101,8 @@ def _ingest(
     started = time.perf_counter()
     plan = plan_load(con, source)
     if plan.nothing_to_do:
-        # nothing to write: a commit, even of values already there, syncs the log, a
-        # noticeable share of a warm load
+        # nothing to write: a commit, even of values already there, syncs the log, which
+        # a warm load need not wait for
         listed = listed_reports(plan.entries)
         return IngestResult(listed, 0, listed, 0, _problem_count(con), _since(started))
     first_id, touched_suites, rewritten = _begin(con, plan)
@@ -139,14 +138,14 @@ def _begin(con: duckdb.DuckDBPyConnection, plan: LoadPlan) -> tuple[int, set[str
             plan.differing | {part_of(path) for path in plan.vanished} if plan.claimed else None
         )
         if rewritten is None:
-            execute(con, "clear_listing_parts")
+            execute(con, "load/clear_listing_parts")
         elif rewritten:
-            execute(con, "forget_listing_parts", parts=sorted(rewritten))
-        first_id = int(fetch_rows(con, "first_new_report_id")[0]["first_id"])
+            execute(con, "load/forget_listing_parts", parts=sorted(rewritten))
+        first_id = int(fetch_rows(con, "load/first_new_report_id")[0]["first_id"])
         # suites that lose or gain a report have their releases ranked again
         touched_suites = forget_files(con, plan.removed + [p.path for p in plan.scan_problems])
         if plan.previous_walk:
-            execute(con, "delete_walk_problems")
+            execute(con, "load/delete_walk_problems")
         record_problems(con, [(p.path, "file", p.reason) for p in plan.scan_problems])
     return first_id, touched_suites, rewritten
 
@@ -167,12 +166,12 @@ def _finish(
     with transaction(con):
         if load.parsed or gone or config_changed:
             touched_suites |= {
-                r["suite"] for r in fetch_rows(con, "suites_from_report", first=first_id)
+                r["suite"] for r in fetch_rows(con, "load/suites_from_report", first=first_id)
             }
             ranked = None if config_changed else sorted(touched_suites)
             relabelled = assign_releases(con, plan.config, ranked)
             if relabelled:  # stored summary entries carry the release label
-                execute(con, "forget_report_records", ids=relabelled)
+                execute(con, "load/forget_report_records", ids=relabelled)
             written["release_config"] = plan.config_digest
         # assign_releases (run when anything was parsed) clears relidash.toml's problems
         if plan.settings_changed or load.parsed or gone or config_changed:
@@ -186,7 +185,7 @@ def _finish(
 
 
 def _problem_count(con: duckdb.DuckDBPyConnection) -> int:
-    return int(fetch_rows(con, "problem_count")[0]["n"])
+    return int(fetch_rows(con, "catalog/problem_count")[0]["n"])
 
 
 def _since(started: float) -> float:
@@ -201,27 +200,19 @@ def _store_parts(
     file recorded as racy. The other parts' stored digests still hold."""
     if rewritten is not None and not rewritten:
         return
-    racy = {
-        part
-        for (part,) in con.execute(
-            f"SELECT DISTINCT {PART_OF_PATH} FROM files WHERE racy"  # a constant expression
-        ).fetchall()
-    }
+    racy = {r["part"] for r in fetch_rows(con, "load/racy_parts")}
     kept = {
         p: d
         for p, d in parts.digests.items()
         if (rewritten is None or p in rewritten) and p not in racy
     }
     if kept:
-        con.execute(
-            "INSERT INTO listing_parts SELECT unnest($p), unnest($d)",
-            {"p": list(kept), "d": list(kept.values())},
-        )
+        execute(con, "load/store_listing_parts", parts=list(kept), digests=list(kept.values()))
 
 
 def _claim_catalog(con: duckdb.DuckDBPyConnection, previous: str | None) -> None:
     """A catalog describes one source; pointed at another (`previous`, None for a new
     catalog), it starts over. The caller records the new source."""
     if previous is not None:
-        for table in (*REPORT_TABLES, "files", "problems"):
-            con.execute(f"DELETE FROM {table}")  # table names from the allow-list
+        for table in (*REPORT_TABLES, "files", "problems"):  # the allow-list
+            con.execute(fill_template("load/clear_table", table=table))

@@ -28,13 +28,6 @@ from dashboard.data.load.settings import fingerprints, read_settings, settings_m
 from dashboard.data.sources.reports import Listing, ReportSource
 from dashboard.data.sources.walk import FileEntry, FileProblem, ListingParts, part_of
 
-# Problems found by the walk (a directory named x.json, a symlink loop) have no row in
-# `files`; they are found afresh each load, so last load's are dropped first.
-WALK_PROBLEMS = (
-    "FROM problems WHERE scope = 'file' AND file NOT IN (SELECT path FROM files "
-    "WHERE path IN (SELECT file FROM problems WHERE scope = 'file'))"
-)
-
 
 @dataclass
 class LoadPlan:
@@ -109,7 +102,7 @@ def plan_load(con: duckdb.DuckDBPyConnection, source: ReportSource) -> LoadPlan:
     vanished = {p.path for p in gone_since}
     vanished |= {d for d, files in members.items() if vanished.intersection(files)}
     present = {e.path for e in looked_at} - vanished
-    previous_walk = {(r["file"], r["reason"]) for r in fetch_rows(con, "walk_problems")}
+    previous_walk = {(r["file"], r["reason"]) for r in fetch_rows(con, "load/walk_problems")}
     scan_problems += gone_since
     config_digest = release_config_digest(config)
     return LoadPlan(
@@ -142,4 +135,4 @@ def _forced(con: duckdb.DuckDBPyConnection, moved: set[str]) -> set[str]:
     """A harness's files map to rows by its table of relidash.toml: read again when the
     table moved, with the files nothing loaded from (whose reason may have been the
     table's)."""
-    return {r["path"] for r in fetch_rows(con, "files_of_harnesses", harnesses=sorted(moved))}
+    return {r["path"] for r in fetch_rows(con, "load/files_of_harnesses", harnesses=sorted(moved))}

@@ -39,6 +39,8 @@ from typing import Any
 
 import duckdb
 
+from dashboard.data.catalog.problems import record_problems
+from dashboard.data.catalog.queries import execute, fetch_rows
 from dashboard.data.formats import harness_named
 from dashboard.data.names import CONFIG_NAME
 
@@ -205,21 +207,10 @@ def assign_releases(
     Returns the reports whose release label moved (not those labelled for the first
     time): a summary entry stored for one of them names the old label."""
     config = read_release_config(config_file)
-    con.execute("DELETE FROM problems WHERE file = $f", {"f": CONFIG_NAME})
+    execute(con, "load/forget_problems_of_file", file=CONFIG_NAME)
     if config.problem:
-        con.execute(
-            "INSERT INTO problems VALUES ($f, 'report', $r)",
-            {"f": CONFIG_NAME, "r": config.problem},
-        )
-    cursor = con.execute(
-        "SELECT report_id, file, suite, model, target_version, recorded_at, release, "
-        "release_source, release_rank, CAST(metadata AS VARCHAR) AS metadata, harness "
-        "FROM reports "
-        "WHERE $suites IS NULL OR list_contains($suites, suite)",
-        {"suites": suites},
-    )
-    columns = [d[0] for d in cursor.description or []]
-    rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
+        record_problems(con, [(CONFIG_NAME, "report", config.problem)])
+    rows = fetch_rows(con, "load/release_rows", suites=suites)
     if not rows:
         return []
     before = {r["report_id"]: (r["release"], r["release_source"], r["release_rank"]) for r in rows}
@@ -248,17 +239,13 @@ def assign_releases(
     if not rows:
         return []
     # plain rows and bound lists: no DataFrame, so a load that changed one file stays fast
-    con.execute(
-        "UPDATE reports SET release = u.release, release_source = u.source, "
-        "release_rank = u.rank FROM (SELECT unnest($ids) AS report_id, unnest($releases) AS "
-        "release, unnest($sources) AS source, unnest($ranks) AS rank) AS u "
-        "WHERE reports.report_id = u.report_id",
-        {
-            "ids": [r["report_id"] for r in rows],
-            "releases": [r["release"] for r in rows],
-            "sources": [r["release_source"] for r in rows],
-            "ranks": [r["release_rank"] for r in rows],
-        },
+    execute(
+        con,
+        "load/set_releases",
+        ids=[r["report_id"] for r in rows],
+        releases=[r["release"] for r in rows],
+        sources=[r["release_source"] for r in rows],
+        ranks=[r["release_rank"] for r in rows],
     )
     # a label before, and another now (a first label is None before)
     return [r["report_id"] for r in rows if before[r["report_id"]][0] not in (None, r["release"])]

@@ -12,7 +12,9 @@ import duckdb
 import numpy as np
 import zstandard
 
-from dashboard.data.catalog import transaction
+from dashboard.data.catalog import transaction, write_meta
+from dashboard.data.catalog.problems import record_problems
+from dashboard.data.catalog.queries import execute, fetch_rows, fill_template
 from dashboard.data.load.freshness import meta_value
 from dashboard.data.load.rows import word_unknowns
 
@@ -41,34 +43,25 @@ def store_report_results(
     is UNKNOWN), lottery ranks (report_id, case_idx and rank arrays), and report-scope
     problems, atomically.
 
-    DuckDB scans the arrays as they are, without pandas: bound lists convert each value
-    on its own, a large share of a load's main thread for many small reports; typed
-    arrays cost an order of magnitude less.
+    DuckDB scans the arrays as they are, without pandas: bound lists would convert each
+    value on its own, on the load's main thread, for every report.
     """
     with transaction(con):
         if len(metrics[0]):
-            _insert_columns(
-                con,
-                "INSERT INTO metrics SELECT c0, c1, c2, nullif(c3, 'NaN'), nullif(c4, 'NaN'), "
-                f"nullif(c5, 'NaN'), c6, c7, c8, c9 FROM {_ROWS}",
-                list(metrics),
-            )
+            _insert_columns(con, "load/insert_metrics", list(metrics))
             word_unknowns(con, np.unique(metrics[0]).tolist())
         if len(lottery[0]):
-            _insert_columns(
-                con, f"INSERT INTO lottery SELECT c0, c1, c2 FROM {_ROWS}", list(lottery)
-            )
-        if warnings:
-            con.executemany("INSERT INTO problems VALUES (?, 'report', ?)", warnings)
+            _insert_columns(con, "load/insert_lottery", list(lottery))
+        record_problems(con, [(file, "report", reason) for file, reason in warnings])
 
 
 def _insert_columns(
-    con: duckdb.DuckDBPyConnection, statement: str, columns: list[np.ndarray]
+    con: duckdb.DuckDBPyConnection, template: str, columns: list[np.ndarray]
 ) -> None:
-    """Run an INSERT that selects c0, c1, ... from _ROWS, the given arrays."""
+    """Run an INSERT (a template whose {rows} selects c0, c1, ...) from the given arrays."""
     con.register(_ROWS, {f"c{i}": column for i, column in enumerate(columns)})
     try:
-        con.execute(statement)
+        con.execute(fill_template(template, rows=_ROWS))
     finally:
         con.unregister(_ROWS)
 
@@ -81,28 +74,24 @@ def metrics_complete(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def mark_metrics_complete(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('metrics_complete', '1')")
+    write_meta(con, {"metrics_complete": "1"})
 
 
 def stored_records_for(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> dict[int, str]:
     """Each listed report's summary entry kept from earlier loads, by report_id (a streamed
     summary reads them a batch at a time)."""
-    rows = con.execute(
-        "SELECT r.report_id, r.record FROM report_records r "
-        "JOIN (SELECT unnest($ids) AS report_id) w USING (report_id)",
-        {"ids": report_ids},
-    ).fetchall()
+    rows = fetch_rows(con, "load/stored_records", ids=report_ids)
     if not rows:
         return {}
     expand = zstandard.ZstdDecompressor(dict_data=_record_dictionary(con)).decompress
-    return {report_id: expand(record).decode("utf-8") for report_id, record in rows}
+    return {r["report_id"]: expand(r["record"]).decode("utf-8") for r in rows}
 
 
 def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]) -> None:
     """Keep each (report_id, entry text), compressed by zstandard against the catalog's
-    record dictionary: entries repeat their key names and UNKNOWN reasons, and the
-    largest table of a catalog of many small reports shrinks by an order of magnitude,
-    more than twice as much as with zlib."""
+    record dictionary: entries repeat their key names and UNKNOWN reasons, which a
+    dictionary shared by them all takes out of the catalog's largest table (far more
+    than zlib, which sees one entry at a time)."""
     if not records:
         return
     squeeze = zstandard.ZstdCompressor(
@@ -112,12 +101,11 @@ def store_records(con: duckdb.DuckDBPyConnection, records: list[tuple[int, str]]
         write_dict_id=False,
     ).compress
     # two bound lists, one statement: executemany costs a statement's overhead per row
-    con.execute(
-        "INSERT INTO report_records SELECT unnest($ids), unnest($texts)",
-        {
-            "ids": [rid for rid, _ in records],
-            "texts": [squeeze(text.encode("utf-8")) for _, text in records],
-        },
+    execute(
+        con,
+        "load/store_records",
+        ids=[rid for rid, _ in records],
+        records=[squeeze(text.encode("utf-8")) for _, text in records],
     )
 
 
@@ -130,9 +118,9 @@ def _record_dictionary(
     """The catalog's record dictionary. A catalog without one keeps `first` (the first
     entries stored, as they are) as its raw-content dictionary for its lifetime: every
     entry compressed against it stays readable."""
-    rows = con.execute("SELECT data FROM record_dictionary").fetchall()
-    data = rows[0][0] if rows else b""
+    rows = fetch_rows(con, "load/record_dictionary")
+    data = rows[0]["data"] if rows else b""
     if not rows and first:
         data = "\n".join(text for _, text in first[:8]).encode("utf-8")[:_DICTIONARY_BYTES]
-        con.execute("INSERT INTO record_dictionary VALUES ($d)", {"d": data})
+        execute(con, "load/store_record_dictionary", data=data)
     return zstandard.ZstdCompressionDict(data, dict_type=zstandard.DICT_TYPE_RAWCONTENT)

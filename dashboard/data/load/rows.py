@@ -1,5 +1,5 @@
 """Reports of the harnesses read in Python (every one but multivon-eval: dashboard/data/
-formats/) into the catalog, through queries/insert_rows_*.sql into the tables multivon-eval
+formats/) into the catalog, through queries/load/insert_rows_*.sql into the tables multivon-eval
 reports fill.
 
 A file (or a directory report) is read for what the catalog keeps; transcripts stay in it.
@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from dashboard.data.catalog.queries import execute
+from dashboard.data.catalog.queries import execute, fetch_rows
 from dashboard.data.formats import harness_named
 from dashboard.data.formats.protocol import (
     CASE_COLUMNS,
@@ -109,13 +109,13 @@ def insert_rows(con: duckdb.DuckDBPyConnection, batch: RowsBatch) -> None:
         tags["report_id"] += [report_id] * len(rows.tags)
         tags["case_idx"] += [case_idx for case_idx, _ in rows.tags]
         tags["tag"] += [tag for _, tag in rows.tags]
-    execute(con, "insert_rows_reports", **reports)
+    execute(con, "load/insert_rows_reports", **reports)
     if cases["report_id"]:
-        execute(con, "insert_rows_cases", **cases)
+        execute(con, "load/insert_rows_cases", **cases)
     if trials["report_id"]:
-        execute(con, "insert_rows_trials", **trials)
+        execute(con, "load/insert_rows_trials", **trials)
     if tags["report_id"]:
-        execute(con, "insert_rows_case_tags", **tags)
+        execute(con, "load/insert_rows_case_tags", **tags)
 
 
 def _extend(
@@ -133,11 +133,7 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
     """Each harness words its own reports' UNKNOWN reasons (multivon-eval's stand)."""
     if not report_ids:
         return
-    rows = con.execute(
-        "SELECT DISTINCT harness FROM reports WHERE list_contains($ids, report_id)",
-        {"ids": report_ids},
-    ).fetchall()
-    for (name,) in rows:
-        harness = harness_named(name)
+    for row in fetch_rows(con, "load/harnesses_of_reports", ids=report_ids):
+        harness = harness_named(row["harness"])
         if not harness.staged:
             harness.word_unknowns(con, report_ids)

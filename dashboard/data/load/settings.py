@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 
 from dashboard.data.catalog.problems import record_problems
+from dashboard.data.catalog.queries import execute
 from dashboard.data.formats import registry, settings_tables
 from dashboard.data.formats.protocol import Settings
 from dashboard.data.names import CONFIG_NAME
@@ -40,10 +41,7 @@ def settings_moved(stored: str | None, now: dict[str, str]) -> set[str]:
 def record_settings_problems(con: duckdb.DuckDBPyConnection, settings: dict[str, Settings]) -> None:
     """An unusable harness table is a problem of relidash.toml, found afresh each load."""
     for name, table in settings_tables():
-        con.execute(
-            "DELETE FROM problems WHERE file = $f AND starts_with(reason, $t)",
-            {"f": CONFIG_NAME, "t": f"[{table}]"},
-        )
+        execute(con, "load/forget_settings_problems", file=CONFIG_NAME, table=f"[{table}]")
         problem = settings[name].problem
         if problem:
             record_problems(con, [(CONFIG_NAME, "report", problem)])

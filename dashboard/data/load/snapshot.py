@@ -34,6 +34,7 @@ from dashboard.data.catalog import (
     read_every_block,
     settle_catalog,
 )
+from dashboard.data.catalog.queries import fetch_rows, fill_template
 from dashboard.data.load.freshness import catalog_version, directory_changed, meta_value
 from dashboard.data.load.ingest import IngestResult
 from dashboard.data.sources import SourceError
@@ -44,6 +45,7 @@ from dashboard.data.sources.watch import watch_directory
 _LOG = logging.getLogger(__name__)
 BUSY_RETRY_SECONDS = 30.0
 SNAPSHOT = "snapshot"  # the attached copy's name; every cursor uses it
+HELD = "cat"  # the catalog itself, attached while it is copied
 
 
 class ServedCatalog:
@@ -149,9 +151,7 @@ class ServedCatalog:
             return False
         try:
             snapshot = self._take_snapshot()
-            tables = {
-                r[0] for r in snapshot.execute("SELECT table_name FROM duckdb_tables()").fetchall()
-            }
+            tables = {r["table_name"] for r in fetch_rows(snapshot, "catalog/table_names")}
             if not {"meta", "files", "reports", "problems"} <= tables:
                 return False
             if not layout_is_current(snapshot):
@@ -167,9 +167,8 @@ class ServedCatalog:
             if is_damage(exc):
                 self._discard_damaged(exc)
             return False  # locked by a writer, or not a catalog: take the normal path
-        files, problems = snapshot.execute(
-            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM problems)"
-        ).fetchall()[0]
+        counts = fetch_rows(snapshot, "load/served_counts")[0]
+        files, problems = counts["files"], counts["problems"]
         self._snapshot = snapshot
         self.version = catalog_version(snapshot)
         self.last_result = IngestResult(int(files), 0, int(files), 0, int(problems), 0.0)
@@ -235,7 +234,8 @@ class ServedCatalog:
             raise CatalogError("the catalog has not been loaded yet")
         cursor = self._snapshot.cursor()
         if self.location != MEMORY:
-            cursor.execute(f"USE {SNAPSHOT}")  # a cursor starts in the empty in-memory database
+            # a cursor starts in the empty in-memory database
+            cursor.execute(fill_template("load/use_database", database=SNAPSHOT))
         return cursor
 
     def _open_writer(self) -> duckdb.DuckDBPyConnection | None:
@@ -276,21 +276,21 @@ class ServedCatalog:
                     shutil.copyfile(self.location + ".wal", copy + ".wal")
             finally:
                 if not held:
-                    con.execute("DETACH cat")
-            con.execute(f"ATTACH $p AS {SNAPSHOT} (READ_ONLY)", {"p": copy})
-            con.execute(f"USE {SNAPSHOT}")
+                    con.execute(fill_template("load/detach", alias=HELD))
+            con.execute(fill_template("load/attach_read_only", alias=SNAPSHOT), {"path": copy})
+            con.execute(fill_template("load/use_database", database=SNAPSHOT))
             return con
         finally:
             shutil.rmtree(private, ignore_errors=True)
 
 
 def _attach_waiting(con: duckdb.DuckDBPyConnection, location: str) -> None:
-    """Attach the catalog read-only as `cat`, trying again while another process writes
+    """Attach the catalog read-only as HELD, trying again while another process writes
     it (DuckDB's lock can only be tried), for BUSY_RETRY_SECONDS."""
     deadline = time.monotonic() + BUSY_RETRY_SECONDS
     while True:
         try:
-            con.execute("ATTACH $p AS cat (READ_ONLY)", {"p": location})
+            con.execute(fill_template("load/attach_read_only", alias=HELD), {"path": location})
             return
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower() or time.monotonic() > deadline:

@@ -37,7 +37,7 @@ class TranscriptUnavailable(Exception):
     """The report file cannot give this case's trials any more (moved, changed, deleted)."""
 
 
-# case_trials.sql's columns, which every harness's trials give too
+# formats/multivon/queries/case_trials.sql's columns, which every harness's trials give too
 TRIAL_COLUMNS = CASE_TRIAL_COLUMNS
 
 
@@ -59,7 +59,13 @@ def read_case_trials(
             raise TranscriptUnavailable(f"{relative} could not be read again: {exc}") from exc
         return trials
     frame: pd.DataFrame = _read_case(
-        con, report_id, case_idx, "case_trials", TRIALS_ONLY_COLUMNS, run_query, source
+        con,
+        report_id,
+        case_idx,
+        "formats/multivon/case_trials",
+        TRIALS_ONLY_COLUMNS,
+        run_query,
+        source,
     )
     return frame
 
@@ -77,15 +83,21 @@ def read_case_text(
             return {"output": None, "evaluators": None}
         last = trials.iloc[-1]
         return {"output": last["output"], "evaluators": last["evaluators"]}
-    rows = _read_case(con, report_id, case_idx, "case_text", CASE_TEXT_COLUMNS, fetch_rows, source)
+    rows = _read_case(
+        con,
+        report_id,
+        case_idx,
+        "formats/multivon/case_text",
+        CASE_TEXT_COLUMNS,
+        fetch_rows,
+        source,
+    )
     return rows[0] if rows else {"output": None, "evaluators": None}
 
 
 def _harness(con: duckdb.DuckDBPyConnection, report_id: int) -> str | None:
-    rows = con.execute(
-        "SELECT harness FROM reports WHERE report_id = $r", {"r": report_id}
-    ).fetchall()
-    return str(rows[0][0]) if rows and rows[0][0] is not None else None
+    rows = fetch_rows(con, "read/report_harness", report_id=report_id)
+    return str(rows[0]["harness"]) if rows and rows[0]["harness"] is not None else None
 
 
 def _read_case(
@@ -116,14 +128,13 @@ def _report_file(
     con: duckdb.DuckDBPyConnection, report_id: int, source: ReportSource | None
 ) -> tuple[Path, str, int]:
     """(local path, path as listed, size) of the report's file, unchanged since loaded."""
-    rows = con.execute(
-        "SELECT m.value, f.path, f.size, f.mtime_ns, f.etag FROM files f, meta m, reports r "
-        "WHERE m.key = 'reports_dir' AND r.report_id = $r AND f.path = r.file",
-        {"r": report_id},
-    ).fetchall()
+    rows = fetch_rows(con, "load/report_file", report_id=report_id)
     if not rows:
         raise TranscriptUnavailable("the report is no longer in the catalog; reload the reports")
-    root, relative, size, mtime_ns, etag = rows[0]
+    row = rows[0]
+    root, relative, size, mtime_ns, etag = (
+        row["root"], row["path"], row["size"], row["mtime_ns"], row["etag"]
+    )  # fmt: skip
     if source is None:
         source = DirectorySource(Path(root))
     elif source.ident != root:

@@ -2,8 +2,8 @@
 without reading a byte (size, mtime), split into listing parts with a digest each.
 
 A command that loads a large directory begins the walk in child processes before it
-imports the rest of relidash (`walk_ahead`): the walk is a stat of every file, a large
-part of a warm start in a large directory, and a thread beside the imports would only
+imports the rest of relidash (`walk_ahead`): the walk is a stat of every file, which a
+warm start in a large directory waits for, and a thread beside the imports would only
 contend with them for the interpreter lock. Each child walks a share of the top-level
 names and hands back each part's digest and its files, encoded; the load decodes only
 the parts whose digest differs from the catalog's.
@@ -156,12 +156,9 @@ def os_reason(exc: OSError) -> str:
     return f"cannot be read: {exc.strerror or exc}"
 
 
-# A listing's parts: each top-level directory of the source ('' holds the files at the
-# top), as SQL over `files.path`; part_of is the same in Python.
-PART_OF_PATH = "CASE WHEN contains(path, '/') THEN split_part(path, '/', 1) ELSE '' END"
-
-
 def part_of(path: str) -> str:
+    """The listing part of a path: its top-level directory ('' holds the files at the top);
+    queries/load/racy_parts.sql and known_files_of_parts.sql say the same in SQL."""
     head, slash, _ = path.partition("/")
     return head if slash else ""
 
@@ -291,8 +288,7 @@ class _Ahead(NamedTuple):
 _ahead: _Ahead | None = None
 
 # At most this many children walk at once, each a share of the top-level names: on two
-# cores, two children walk a large directory in about half the time of one, beside the
-# parent's imports. More than the usable cores would only take turns.
+# cores, two children walk a large directory side by side, beside the parent's imports. More than the usable cores would only take turns.
 MOST_WALKERS = 4
 
 

@@ -103,7 +103,7 @@ class HarborHarness(RowHarness):
     def read(self, path: str, size: int, max_bytes: int, settings: Settings) -> list[ReportRows]:
         return job_rows(read_job(path), settings)  # type: ignore[arg-type]
 
-    trials_query = "harbor_case_trials"
+    trials_query = "formats/harbor/case_trials"
 
     def transcripts(
         self, rows: list[dict[str, Any]], path: Path, size: int

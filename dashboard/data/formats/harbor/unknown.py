@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import duckdb
 
-from dashboard.data.catalog.queries import fetch_rows
+from dashboard.data.catalog.queries import execute, fetch_rows
 from dashboard.data.formats import HARBOR
 from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 
@@ -16,7 +16,7 @@ from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
     if not report_ids:
         return
-    rows = fetch_rows(con, "harbor_unknown_metrics", report_ids=report_ids)
+    rows = fetch_rows(con, "formats/harbor/unknown_metrics", report_ids=report_ids)
     worded = []
     for row in rows:
         if not row["n_cases"]:
@@ -25,14 +25,11 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
             worded.append((row, k_beyond_runs(HARBOR, row["k"], row["runs"], bool(row["uneven"]))))
     if not worded:
         return
-    con.execute(
-        "UPDATE metrics SET unknown_reason = u.reason FROM (SELECT unnest($ids) AS report_id, "
-        "unnest($metrics) AS metric, unnest($ks) AS k, unnest($reasons) AS reason) AS u "
-        "WHERE metrics.report_id = u.report_id AND metrics.metric = u.metric AND metrics.k = u.k",
-        {
-            "ids": [r["report_id"] for r, _ in worded],
-            "metrics": [r["metric"] for r, _ in worded],
-            "ks": [r["k"] for r, _ in worded],
-            "reasons": [reason for _, reason in worded],
-        },
+    execute(
+        con,
+        "catalog/set_unknown_reason_by_metric",
+        report_ids=[r["report_id"] for r, _ in worded],
+        metrics=[r["metric"] for r, _ in worded],
+        ks=[r["k"] for r, _ in worded],
+        reasons=[reason for _, reason in worded],
     )

@@ -70,7 +70,7 @@ class InspectHarness(RowHarness):
         except LogProblem as exc:
             raise FormatProblem(str(exc)) from exc
 
-    trials_query = "inspect_case_trials"
+    trials_query = "formats/inspect/case_trials"
 
     def transcripts(
         self, rows: list[dict[str, Any]], path: Path, size: int

@@ -18,25 +18,21 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
     scored epochs and why (errored epochs, epochs the log never recorded, or fewer epochs
     than k planned), or that no sample has a scored epoch at all, instead of
     multivon-eval's wording about runs."""
-    if (
-        not report_ids
-        or not con.execute(
-            "SELECT 1 FROM reports WHERE harness = $h AND list_contains($ids, report_id) LIMIT 1",
-            {"h": INSPECT, "ids": report_ids},
-        ).fetchall()
+    if not report_ids or not fetch_rows(
+        con, "catalog/harness_among_reports", harness=INSPECT, ids=report_ids
     ):
         return  # no Inspect report among them: multivon-eval's loads pay one small query
-    unscored = fetch_rows(con, "inspect_nothing_scored", report_ids=report_ids)
+    unscored = fetch_rows(con, "formats/inspect/nothing_scored", report_ids=report_ids)
     if unscored:
         execute(
             con,
-            "set_unknown_reason_by_report",
+            "catalog/set_unknown_reason_by_report",
             report_ids=[r["report_id"] for r in unscored],
             reasons=[
                 inspect_nothing_scored(r["scorer"], r["unscored"], r["errored"]) for r in unscored
             ],
         )
-    rows = fetch_rows(con, "inspect_short_samples", report_ids=report_ids)
+    rows = fetch_rows(con, "formats/inspect/short_samples", report_ids=report_ids)
     if not rows:
         return
     reasons = [
@@ -46,14 +42,11 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
         )
         for r in rows
     ]  # fmt: skip
-    con.execute(
-        "UPDATE metrics SET unknown_reason = u.reason FROM (SELECT unnest($ids) AS report_id, "
-        "unnest($metrics) AS metric, unnest($ks) AS k, unnest($reasons) AS reason) AS u "
-        "WHERE metrics.report_id = u.report_id AND metrics.metric = u.metric AND metrics.k = u.k",
-        {
-            "ids": [r["report_id"] for r in rows],
-            "metrics": [r["metric"] for r in rows],
-            "ks": [r["k"] for r in rows],
-            "reasons": reasons,
-        },
+    execute(
+        con,
+        "catalog/set_unknown_reason_by_metric",
+        report_ids=[r["report_id"] for r in rows],
+        metrics=[r["metric"] for r in rows],
+        ks=[r["k"] for r in rows],
+        reasons=reasons,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import duckdb
 
 from dashboard.data.catalog.problems import record_problems
+from dashboard.data.catalog.queries import execute, fetch_rows
 from dashboard.data.formats.multivon.checks import strict_json_problem
 
 
@@ -28,16 +29,9 @@ class Findings:
 
 def staged_findings(con: duckdb.DuckDBPyConnection, *, strict: bool) -> Findings:
     """Findings of `stage` (strict: it holds strictly parsed rows, which flag NaN)."""
-    odd = con.execute(
-        "SELECT filename, count(*) FROM stage GROUP BY filename "
-        "HAVING count(*) > 1 OR bool_or(cases IS NULL)"
-    ).fetchall()
-    flagged = (
-        con.execute("SELECT DISTINCT filename FROM stage WHERE maybe_constants").fetchall()
-        if strict
-        else []
-    )
-    return Findings([(f, n) for f, n in odd], [f for (f,) in flagged])
+    odd = fetch_rows(con, "formats/multivon/odd_files")
+    flagged = fetch_rows(con, "formats/multivon/flagged_files") if strict else []
+    return Findings([(r["filename"], r["n"]) for r in odd], [r["filename"] for r in flagged])
 
 
 def reject_files(
@@ -68,9 +62,7 @@ def _drop_from_batch(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str, 
     """Record each (path, scope, reason) problem and take its file out of the batch."""
     if rows:
         record_problems(con, rows)
-        con.execute(
-            "DELETE FROM batch_files WHERE path IN (SELECT unnest($p))", {"p": [r[0] for r in rows]}
-        )
+        execute(con, "formats/multivon/drop_from_batch", paths=[r[0] for r in rows])
     return {r[0] for r in rows}
 
 

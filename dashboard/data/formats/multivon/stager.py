@@ -19,7 +19,7 @@ import duckdb
 # calls them: a reader replaced there (the tests' spies on where a parse ran) is replaced
 # for both
 import dashboard.data.formats.multivon.staging as staging
-from dashboard.data.catalog.queries import execute
+from dashboard.data.catalog.queries import execute, fill_template
 from dashboard.data.formats.multivon.findings import staged_findings
 from dashboard.data.formats.multivon.staging import (
     STAGE_DATABASE,
@@ -142,7 +142,7 @@ class BatchStager:
         if not self.cursors:
             attach_stage(self.con)
             self.cursors = [self.con.cursor() for _ in range(len(STAGE_PARTS) + 2)]
-            execute(self.flatten_cursor, "catalog_macros")  # temp macros: each cursor its own
+            execute(self.flatten_cursor, "catalog/macros")  # temp macros: each cursor its own
         turn, self.turn = self.turn, 1 - self.turn
         staged = Staged()
         if abspaths:
@@ -202,4 +202,4 @@ class BatchStager:
                 *self.FRAMED_SLOTS,
                 *self.CASES_SLOTS,
             ):
-                self.con.execute(f"DROP TABLE IF EXISTS {table}")  # allow-listed
+                self.con.execute(fill_template("formats/multivon/drop_stage_table", table=table))

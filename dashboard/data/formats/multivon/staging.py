@@ -4,10 +4,11 @@ isolate the files DuckDB refuses: each becomes one row in `problems`, the rest l
 Three readers fill the temp table `stage` (queries/stage_reports*.sql): DuckDB's JSON
 reader file by file, whose verdicts and messages stand; the strict transform, for large
 0.19+ reports; and, for small reports, the JSON reader over one framed array of the whole
-batch (Frame), which gives the same rows at a fraction of the cost. A batch that the strict
-or framed reader refuses is read again by the JSON reader. A batch's large and small files
-are staged and stored in one transaction (parse_strict_and_framed), and both parses of a
-batch run ahead, while the batch before it is stored (dashboard/data/formats/multivon/stager.py).
+batch (Frame), which gives the same rows with one file opened instead of many. A batch
+that the strict or framed reader refuses is read again by the JSON reader. A batch's large
+and small files are staged and stored in one transaction (parse_strict_and_framed), and
+both parses of a batch run ahead, while the batch before it is stored
+(dashboard/data/formats/multivon/stager.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import duckdb
 
 from dashboard.data.catalog import roll_back
 from dashboard.data.catalog.problems import record_file, record_files, record_problems
-from dashboard.data.catalog.queries import execute, load_query, reader_buffer_bytes
+from dashboard.data.catalog.queries import execute, fill_template, reader_buffer_bytes
 from dashboard.data.catalog.schema import REPORT_COLUMNS, REPORT_STRUCTURE
 from dashboard.data.formats.multivon.checks import has_constant_literal, strict_json_problem
 from dashboard.data.formats.multivon.findings import (
@@ -101,6 +102,12 @@ class FrameUnwritten(FrameMismatch):
 
 
 Group = tuple[str, list[tuple[FileEntry, str, int]]]  # (reader, files): see parse_batch
+# The statements that store a batch's staged rows and flattened cases, in this order.
+STORE_STAGED = (
+    "formats/multivon/insert_reports",
+    "formats/multivon/insert_cases",
+    "formats/multivon/insert_case_tags",
+)
 
 
 def parse_batch(
@@ -166,9 +173,9 @@ def parse_strict_and_framed(
     cases_staged: Future[Flattened | None] | None = None,
 ) -> None:
     """A batch's large files (strict) and small ones (as written to `frame`) in one
-    transaction: the statements that flatten and store a batch cost tens of milliseconds
-    however few its files (most of it DuckDB planning them), and a batch of mixed sizes
-    paid it twice. If either reader refuses its part, each part is parsed on its own
+    transaction: the statements that flatten and store a batch cost much the same however
+    few its files (DuckDB plans them anew each time), and a batch of mixed sizes would pay
+    that twice. If either reader refuses its part, each part is parsed on its own
     (parse_batch), as if they had never met."""
     try:
         _stage_and_store(
@@ -229,14 +236,14 @@ def _stage_and_store(
             abspaths = [e.abspath for e, _, _ in strict]
             parts += staged.result() if staged else stage_strict_parts(con, abspaths)
         flattened = cases_staged.result() if cases_staged else None
-        con.execute("BEGIN TRANSACTION")
+        con.begin()
         batch_files(con, everything)
         sources = list(parts)
         if "json" in readers:
             files = readers["json"]
             execute(
                 con,
-                "stage_reports",
+                "formats/multivon/stage_reports",
                 files=[e.abspath for e, _, _ in files],
                 columns=REPORT_COLUMNS,
                 max_bytes=reader_buffer_bytes(max(e.size for e, _, _ in files), max_bytes),
@@ -247,24 +254,19 @@ def _stage_and_store(
         rejected = reject_files(con, findings, {e.abspath: e.path for e, _, _ in everything})
         if flattened:  # flattened ahead: the rejected files' cases are left out here
             con.execute(
-                "CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM "
-                f"{flattened.table} WHERE report_id IN (SELECT report_id FROM batch_files)"  # allow-listed
+                fill_template("formats/multivon/stage_cases_of_batch", table=flattened.table)
             )
         else:
             flatten_cases(con, "stage_cases_rows", temp=True)
-            con.execute("CREATE OR REPLACE TEMP VIEW stage_cases AS SELECT * FROM stage_cases_rows")
-        for name in ("insert_reports", "insert_cases", "insert_case_tags"):
+            execute(con, "formats/multivon/stage_cases_view")
+        for name in STORE_STAGED:
             execute(con, name)
         record_files(
             con,
             [(e, digest, None if e.path in rejected else rid) for e, digest, rid in everything],
         )
-        con.execute(
-            "INSERT INTO problems SELECT r.file, 'case', format('case {} ({}): {}; left out of every metric', "
-            "c.case_idx, left(coalesce(c.case_id, c.input, ''), 60), c.excluded_reason) "
-            "FROM stage_cases c JOIN reports r USING (report_id) WHERE c.excluded_reason IS NOT NULL"
-        )
-        con.execute("COMMIT")
+        execute(con, "formats/multivon/excluded_case_problems")
+        con.commit()
     except BaseException:
         roll_back(con)
         raise
@@ -274,7 +276,7 @@ def _stage_and_store(
             parts += [done.table] if (done := cases_staged.result()) else []
         with contextlib.suppress(duckdb.Error):
             for part in parts:
-                con.execute(f"DROP TABLE IF EXISTS {part}")  # allow-listed
+                con.execute(fill_template("formats/multivon/drop_stage_table", table=part))
 
 
 # Where stage_strict_parts parses, in an in-memory database of the connection's own (a
@@ -285,7 +287,7 @@ STAGE_FRAMED = f"{STAGE_DATABASE}.framed"
 
 
 def attach_stage(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE_DATABASE}")  # a constant name
+    con.execute(fill_template("formats/multivon/attach_stage", database=STAGE_DATABASE))
 
 
 def stage_strict_parts(
@@ -298,16 +300,14 @@ def stage_strict_parts(
 
     DuckDB reads a read_text statement's files on one thread, so the strict parse of a
     batch of large files is split between statements run at once, each on its own cursor
-    (DuckDB releases the GIL): `cursors`, one per name, or new ones. With a core to spare,
-    two statements take about half the time of one. Each
-    part commits on its own, so the caller's transaction must begin after this returns.
-    Raises what DuckDB raises for a part (the first part's error first). With `cursors`
-    (a BatchStager's, which attached the database), `con` itself is not used: it may be
-    busy in another thread.
+    (DuckDB releases the GIL): `cursors`, one per name, or new ones; with a core to spare,
+    the parts are parsed side by side. Each part commits on its own, so the caller's
+    transaction must begin after this returns. Raises what DuckDB raises for a part (the
+    first part's error first). With `cursors` (a BatchStager's, which attached the
+    database), `con` itself is not used: it may be busy in another thread.
     """
     if not cursors:
         attach_stage(con)
-    query = load_query("stage_reports_strict")
     count = min(len(names), len(abspaths))
     # every other file to each part: a batch's large files are of similar sizes
     work = [(names[i], abspaths[i::count]) for i in range(count)]
@@ -317,7 +317,7 @@ def stage_strict_parts(
         cursor = cursors[i] if cursors else con.cursor()
         try:
             cursor.execute(
-                f"CREATE OR REPLACE TABLE {part} AS {query}",  # allow-listed name
+                fill_template("formats/multivon/stage_reports_strict", table=part),
                 {"files": files, "structure": REPORT_STRUCTURE},
             )
         finally:
@@ -354,7 +354,7 @@ def stage_framed(
         attach_stage(con)
     reader = cursor or con
     reader.execute(
-        f"CREATE OR REPLACE TABLE {table} AS {load_query('stage_reports_framed')}",  # allow-listed
+        fill_template("formats/multivon/stage_reports_framed", table=table),
         {
             "frame": str(frame.path),
             "columns": {FRAME_TAG: "VARCHAR", **REPORT_COLUMNS},
@@ -363,9 +363,9 @@ def stage_framed(
             "max_bytes": reader_buffer_bytes(max(e.size for e, _, _ in small), max_bytes),
         },
     )
-    query = f"SELECT count(*), count(DISTINCT filename) FROM {table}"  # allow-listed
-    if reader.execute(query).fetchall()[0] != (len(small), len(small)):
-        reader.execute(f"DROP TABLE {table}")  # allow-listed
+    counts = reader.execute(fill_template("formats/multivon/framed_counts", table=table))
+    if counts.fetchall()[0] != (len(small), len(small)):
+        reader.execute(fill_template("formats/multivon/drop_stage_table", table=table))
         raise FrameMismatch
     return table
 
@@ -375,35 +375,27 @@ def batch_files(
 ) -> None:
     """The temp table `batch_files` of these (file, digest, report id) items: the files
     the staged rows are read for, by path, absolute path, report id and mtime."""
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE batch_files AS SELECT unnest($paths) AS path, "
-        "unnest($abspaths) AS abspath, CAST(unnest($ids) AS INTEGER) AS report_id, "
-        "CAST(unnest($mtimes) AS BIGINT) AS mtime_ns",
-        {
-            "paths": [e.path for e, _, _ in items],
-            "abspaths": [e.abspath for e, _, _ in items],
-            "ids": [rid for _, _, rid in items],
-            "mtimes": [e.mtime_ns for e, _, _ in items],
-        },
+    execute(
+        con,
+        "formats/multivon/batch_files",
+        paths=[e.path for e, _, _ in items],
+        abspaths=[e.abspath for e, _, _ in items],
+        ids=[rid for _, _, rid in items],
+        mtimes=[e.mtime_ns for e, _, _ in items],
     )
 
 
 def stage_view(con: duckdb.DuckDBPyConnection, sources: list[str]) -> None:
-    """The temp view `stage`: the rows of these tables (allow-listed names), by column name.
-
-    A view, not a copy: the statements that read it read the parsed rows where they are.
-    The framed rows' maybe_constants is NULL (they were checked before), and the JSON
-    reader's rows have none.
-    """
-    union = " UNION ALL BY NAME ".join(f"SELECT * FROM {source}" for source in sources)
-    con.execute(f"CREATE OR REPLACE TEMP VIEW stage AS {union}")
+    """The temp view `stage`: the rows of these tables (allow-listed names), by column name
+    (formats/multivon/queries/stage_view.sql says why a view)."""
+    con.execute(fill_template("formats/multivon/stage_view", sources=sources))
 
 
 def flatten_cases(con: duckdb.DuckDBPyConnection, table: str, *, temp: bool = False) -> None:
     """stage_cases' rows (the cases of `stage`, for the files of `batch_files`) into
     `table`, an allow-listed name."""
-    kind = "TEMP TABLE" if temp else "TABLE"
-    con.execute(f"CREATE OR REPLACE {kind} {table} AS {load_query('stage_cases')}")
+    template = "formats/multivon/flatten_cases_temp" if temp else "formats/multivon/flatten_cases"
+    con.execute(fill_template(template, table=table))
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class PromptfooHarness(RowHarness):
             raise FormatProblem(NOT_A_DATABASE)
         return eval_rows(read_eval(path, size, max_bytes), path, settings)  # type: ignore[arg-type]
 
-    trials_query = "promptfoo_case_trials"
+    trials_query = "formats/promptfoo/case_trials"
 
     def transcripts(
         self, rows: list[dict[str, Any]], path: Path, size: int

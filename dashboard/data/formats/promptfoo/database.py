@@ -40,10 +40,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from functools import cache
-from pathlib import Path
 from typing import Any
 
+from dashboard.data.catalog.queries import load_query
 from dashboard.data.formats.promptfoo.eval import PromptfooEval, PromptfooSettings, eval_from_json
 from dashboard.data.formats.promptfoo.rows import eval_rows
 from dashboard.data.formats.protocol import FormatProblem, ReportRows
@@ -57,7 +56,6 @@ COPY_PAUSE_SECONDS = 0.05
 FAILURE_REASONS = (0, 1, 2)  # promptfoo's ResultFailureReason: NONE, ASSERT, ERROR
 MORE_UNREAD = 3  # unreadable evals named in full when none can be read
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_QUERIES = Path(__file__).with_name("queries")
 _READ_ERRORS = (FormatProblem, sqlite3.Error, ValueError, TypeError, KeyError, AttributeError)
 
 
@@ -69,12 +67,6 @@ def looks_like_database(leading: bytes) -> bool:
 def is_database(path: str) -> bool:
     with open(path, "rb") as handle:
         return looks_like_database(handle.read(len(SQLITE_HEADER)))
-
-
-@cache
-def statement(name: str) -> str:
-    """The text of queries/<name>.sql beside this module: one statement, `$name` bound."""
-    return (_QUERIES / f"{name}.sql").read_text(encoding="utf-8")
 
 
 # ---- reading every eval --------------------------------------------------------------------
@@ -89,7 +81,7 @@ def database_rows(path: str, max_bytes: int, settings: PromptfooSettings) -> lis
     evals = 0
     with opened_copy(path, max_bytes) as con:
         try:
-            for row in fetch(con, "evals", eval_id=None):
+            for row in fetch(con, "formats/promptfoo/evals", eval_id=None):
                 evals += 1
                 eval_id = str(row.get("id"))
                 try:
@@ -119,7 +111,7 @@ def read_database_eval(path: str, eval_id: str) -> PromptfooEval:
     limit: the load read the database within it, and one eval is held, not all."""
     with opened_copy(path, None) as con:
         try:
-            rows = list(fetch(con, "evals", eval_id=eval_id))
+            rows = list(fetch(con, "formats/promptfoo/evals", eval_id=eval_id))
         except sqlite3.Error as exc:
             raise FormatProblem(f"cannot be read as promptfoo's database ({exc})") from exc
         if not rows:
@@ -139,7 +131,7 @@ def unread_eval(eval_id: str, exc: Exception) -> str:
 
 def fetch(con: sqlite3.Connection, name: str, **params: Any) -> Iterator[dict[str, Any]]:
     """The rows of a named statement, one dict each, as SQLite gives them."""
-    cursor = con.execute(statement(name), params)
+    cursor = con.execute(load_query(name), params)
     columns = [d[0] for d in cursor.description or ()]
     for values in cursor:
         yield dict(zip(columns, values, strict=True))
@@ -159,7 +151,7 @@ def opened_copy(path: str, max_bytes: int | None) -> Iterator[sqlite3.Connection
         con = sqlite3.connect(copy, isolation_level=None)
         try:
             try:
-                tables = {row["name"] for row in fetch(con, "promptfoo_tables")}
+                tables = {row["name"] for row in fetch(con, "formats/promptfoo/promptfoo_tables")}
             except sqlite3.DatabaseError as exc:
                 raise FormatProblem(
                     f"has a SQLite header but cannot be read as a database ({exc})"
@@ -217,7 +209,9 @@ def export_of(con: sqlite3.Connection, row: dict[str, Any]) -> dict[str, Any]:
             "version": 3,
             "timestamp": created,
             "prompts": column(row, "evals", "prompts") or [],
-            "results": [result_of(r) for r in fetch(con, "eval_results", eval_id=eval_id)],
+            "results": [
+                result_of(r) for r in fetch(con, "formats/promptfoo/eval_results", eval_id=eval_id)
+            ],
         }
     data: dict[str, Any] = {
         "evalId": eval_id,

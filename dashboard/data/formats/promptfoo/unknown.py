@@ -20,20 +20,16 @@ NO_TESTS = "UNKNOWN — no test has a graded repeat to estimate from (every repe
 
 def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None:
     """Reword the stored UNKNOWN reasons of these reports' promptfoo ones."""
-    if (
-        not report_ids
-        or not con.execute(
-            "SELECT 1 FROM reports WHERE harness = $h AND list_contains($ids, report_id) LIMIT 1",
-            {"h": PROMPTFOO, "ids": report_ids},
-        ).fetchall()
+    if not report_ids or not fetch_rows(
+        con, "catalog/harness_among_reports", harness=PROMPTFOO, ids=report_ids
     ):
         return  # no promptfoo report among them: other loads pay one small query
-    rows = fetch_rows(con, "promptfoo_short_tests", report_ids=report_ids)
+    rows = fetch_rows(con, "formats/promptfoo/short_tests", report_ids=report_ids)
     if not rows:
         return
     execute(
         con,
-        "set_unknown_reason_by_metric",
+        "catalog/set_unknown_reason_by_metric",
         report_ids=[r["report_id"] for r in rows],
         metrics=[r["metric"] for r in rows],
         ks=[r["k"] for r in rows],

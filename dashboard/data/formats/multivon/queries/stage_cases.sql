@@ -6,7 +6,8 @@
 -- error, evaluator error, every grader skipped (0.17+), then passed / failed_quality.
 -- Cases whose numbers are impossible get an excluded_reason and never reach a metric.
 -- The loader runs it ahead of the batch's store where it can (staging.py), into a table of
--- its own, and `stage_cases` is a view of its rows.
+-- its own (flatten_cases.sql), else in the store (flatten_cases_temp.sql), and
+-- `stage_cases` is a view of its rows.
 -- No parameters; reads `stage` and `batch_files` (abspath, report_id).
 WITH raw AS (
     SELECT b.report_id, unnest(s.cases) AS c, generate_subscripts(s.cases, 1) AS case_idx

@@ -1,0 +1,2 @@
+-- How many report files the catalog records. One row: (n).
+SELECT count(*) AS n FROM files
