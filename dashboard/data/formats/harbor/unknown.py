@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import duckdb
 
-from dashboard.data.catalog.queries import execute, fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
+from dashboard.data.catalog.unknowns import set_unknown_reasons
 from dashboard.data.formats import HARBOR
 from dashboard.data.formats.unknown_wording import k_beyond_runs, no_cases
 
@@ -23,13 +24,4 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
             worded.append((row, no_cases(HARBOR)))
         elif row["runs"] and row["k"] > row["runs"]:
             worded.append((row, k_beyond_runs(HARBOR, row["k"], row["runs"], bool(row["uneven"]))))
-    if not worded:
-        return
-    execute(
-        con,
-        "catalog/set_unknown_reason_by_metric",
-        report_ids=[r["report_id"] for r, _ in worded],
-        metrics=[r["metric"] for r, _ in worded],
-        ks=[r["k"] for r, _ in worded],
-        reasons=[reason for _, reason in worded],
-    )
+    set_unknown_reasons(con, worded)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import duckdb
 
 from dashboard.data.catalog.queries import execute, fetch_rows
+from dashboard.data.catalog.unknowns import set_unknown_reasons
 from dashboard.data.formats import INSPECT
 from dashboard.data.formats.unknown_wording import inspect_nothing_scored, inspect_short_samples
 
@@ -42,11 +43,4 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
         )
         for r in rows
     ]  # fmt: skip
-    execute(
-        con,
-        "catalog/set_unknown_reason_by_metric",
-        report_ids=[r["report_id"] for r in rows],
-        metrics=[r["metric"] for r in rows],
-        ks=[r["k"] for r in rows],
-        reasons=reasons,
-    )
+    set_unknown_reasons(con, list(zip(rows, reasons, strict=True)))

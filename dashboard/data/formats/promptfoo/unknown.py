@@ -11,7 +11,8 @@ from typing import Any
 
 import duckdb
 
-from dashboard.data.catalog.queries import execute, fetch_rows
+from dashboard.data.catalog.queries import fetch_rows
+from dashboard.data.catalog.unknowns import set_unknown_reasons
 from dashboard.data.formats import PROMPTFOO
 
 DECLINES = "relidash does not extrapolate."
@@ -27,14 +28,7 @@ def word_unknowns(con: duckdb.DuckDBPyConnection, report_ids: list[int]) -> None
     rows = fetch_rows(con, "formats/promptfoo/short_tests", report_ids=report_ids)
     if not rows:
         return
-    execute(
-        con,
-        "catalog/set_unknown_reason_by_metric",
-        report_ids=[r["report_id"] for r in rows],
-        metrics=[r["metric"] for r in rows],
-        ks=[r["k"] for r in rows],
-        reasons=[short_tests(r) for r in rows],
-    )
+    set_unknown_reasons(con, [(r, short_tests(r)) for r in rows])
 
 
 def short_tests(row: dict[str, Any]) -> str:
