@@ -26,6 +26,9 @@ import contextlib
 import io
 import json
 import os
+import shutil
+import sqlite3
+import tempfile
 from collections import Counter
 from fractions import Fraction
 from math import comb
@@ -102,8 +105,27 @@ def other_harness_files(root: Path) -> tuple[set[str], set[str], set[str]]:
         data = _load_json(path) if path.relative_to(root).as_posix() not in members else None
         if isinstance(data, dict) and {"evalId", "results"} <= set(data):
             loaded.add(path.relative_to(root).as_posix())
+    for path in root.rglob("*"):
+        if path.suffix in (".db", ".sqlite", ".sqlite3") and _promptfoo_database(path):
+            loaded.add(path.relative_to(root).as_posix())
     jsonl = {p.relative_to(root).as_posix() for p in root.rglob("*.jsonl")}
     return loaded, members, jsonl
+
+
+def _promptfoo_database(path: Path) -> bool:
+    """A SQLite file with promptfoo's evals (read from a copy: never opened in place)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "copy.db"
+        shutil.copyfile(path, copy)
+        try:
+            con = sqlite3.connect(copy)
+            try:
+                found = con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                return {"evals", "eval_results"} <= {name for (name,) in found}
+            finally:
+                con.close()
+        except sqlite3.DatabaseError:
+            return False
 
 
 def inspect_logs(root: Path) -> set[str]:

@@ -81,7 +81,9 @@ def records(doc: dict[str, Any], name: str | None) -> dict[str, dict[str, Any]]:
 
 
 def cases(con: Any, suite: str, rel: str) -> list[dict[str, Any]]:
-    rows = fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=True, report_ids=None)
+    rows = fetch_rows(
+        con, "read/suite_cases", suite=suite, count_agent_errors=True, report_ids=None
+    )
     return [
         {k: v for k, v in r.items() if k not in ("report_id", "file")}
         for r in rows
@@ -90,7 +92,7 @@ def cases(con: Any, suite: str, rel: str) -> list[dict[str, Any]]:
 
 
 def trials(con: Any, suite: str, rel: str) -> list[tuple[Any, ...]]:
-    rows = fetch_rows(con, "report_overview", suites=[suite], release=rel)
+    rows = fetch_rows(con, "read/report_overview", suites=[suite], release=rel)
     (report,) = rows
     return con.execute(
         "SELECT case_idx, trial_idx, run_index, attempt, status, model_error, latency_ms "
@@ -120,7 +122,7 @@ def test_each_eval_loads_as_its_json_output(catalogs: dict[str, Any], name: str)
 def overview(con: Any, suite: str, rel: str) -> dict[str, Any]:
     """A report's catalog row and what the reader recorded of its eval, without what names
     its file (and the promptfoo version, which the database does not record)."""
-    (row,) = fetch_rows(con, "report_overview", suites=[suite], release=rel)
+    (row,) = fetch_rows(con, "read/report_overview", suites=[suite], release=rel)
     kept = {k: v for k, v in row.items() if k not in ("report_id", "file", "mtime_ns", "format")}
     metadata, facts = con.execute(
         "SELECT metadata, harness_facts FROM reports WHERE report_id = $r",
@@ -169,9 +171,11 @@ def test_passes_fails_errors_equal_promptfoos_metrics(
 ) -> None:
     pair = EXPECTED["files"][name]["suites"][index]
     con, suite = catalogs["db"], suite_of(name, pair)
-    counted = fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=True, report_ids=None)
+    counted = fetch_rows(
+        con, "read/suite_cases", suite=suite, count_agent_errors=True, report_ids=None
+    )
     left_out = fetch_rows(
-        con, "suite_cases", suite=suite, count_agent_errors=False, report_ids=None
+        con, "read/suite_cases", suite=suite, count_agent_errors=False, report_ids=None
     )
     counted = [r for r in counted if r["release"] == release(name)]
     left_out = [r for r in left_out if r["release"] == release(name)]
@@ -388,8 +392,10 @@ def varied_case(con: Any, name: str) -> tuple[int, int, list[str]]:
     ]
     _, pair, test = max(tests, key=lambda t: t[0])
     suite = suite_of(name, pair)
-    (report,) = fetch_rows(con, "report_overview", suites=[suite], release=release(name))
-    rows = fetch_rows(con, "suite_cases", suite=suite, count_agent_errors=False, report_ids=None)
+    (report,) = fetch_rows(con, "read/report_overview", suites=[suite], release=release(name))
+    rows = fetch_rows(
+        con, "read/suite_cases", suite=suite, count_agent_errors=False, report_ids=None
+    )
     (case_idx,) = [
         r["case_idx"] for r in rows if r["release"] == release(name) and r["case_id"] == test["key"]
     ]
