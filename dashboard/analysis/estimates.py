@@ -183,7 +183,3 @@ def text_or_none(x: Any) -> str | None:
 
 def number_or_none(x: Any) -> float | None:
     return None if is_missing(x) else float(x)
-
-
-def count_or_none(x: Any) -> int | None:
-    return None if is_missing(x) else int(x)

@@ -30,8 +30,6 @@ from dashboard.stats import METRIC_PASS_AT_K, METRIC_PASS_HAT_K, PassKResult
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dashboard.data.catalog import SettleAhead
-
 # What stores the entries a summary built: (connection, [(report_id, entry text)]).
 Keep = Callable[[duckdb.DuckDBPyConnection, list[tuple[int, str]]], None]
 

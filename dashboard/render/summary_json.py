@@ -92,15 +92,6 @@ def report_record(row: SummaryRow) -> dict[str, Any]:
     }
 
 
-def entry_record(row: SummaryRow) -> dict[str, Any]:
-    """The document's entry: report_record, with the release's rank and files by release."""
-    record = report_record(row)
-    if row.head.files is not None:
-        record["release_rank"] = row.head.release_rank
-        record["files"] = row.head.files
-    return record
-
-
 def problem_record(problem: SummaryProblem) -> dict[str, str]:
     return {"file": problem.file, "reason": problem.reason, "scope": problem.scope}
 

@@ -1,6 +1,7 @@
 """Plain-text rendering of a summary's rows (analysis/summary.py) for a terminal.
 
-Formatting only: the numbers and the envelope's reading come from dashboard/analysis. Must not: compute an estimate, import Streamlit, or print.
+Formatting only: the numbers and the envelope's reading come from dashboard/analysis.
+Must not: compute an estimate, import Streamlit, or print.
 """
 
 from __future__ import annotations
