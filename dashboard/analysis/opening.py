@@ -63,12 +63,14 @@ def open_loaded(
     source: ReportSource,
     options: LoadOptions,
     *,
-    on_wait: Callable[[float], None],
+    on_wait: Callable[[str, float], None],
     progress: Callable[[int, int], None] | None = None,
     settle: bool = True,
 ) -> Loaded:
     """The source's catalog, up to date with the source. Without `settle` the caller
-    settles the log with `summary_session` once it has stored what it builds. SourceError
+    settles the log with `summary_session` once it has stored what it builds. `on_wait`
+    (the catalog's location, the seconds it will wait) is called when another relidash
+    process holds the catalog. SourceError
     when the source cannot be listed or fetched: the catalog keeps every row it had."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -82,7 +84,11 @@ def open_loaded(
     stop = threading.Event()  # set when interrupted: the opener then waits no longer
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="relidash-open") as opener:
         opening = opener.submit(
-            open_catalog_waiting, location, max(0.0, options.wait_seconds), on_wait, stop
+            open_catalog_waiting,
+            location,
+            max(0.0, options.wait_seconds),
+            lambda seconds: on_wait(location, seconds),
+            stop,
         )
         try:
             import dashboard.analysis.loading  # noqa: F401  numpy and the stats, while it opens

@@ -79,9 +79,10 @@ def served_catalog(text: str, anon: bool, options: opening.LoadOptions) -> Serve
 
 def load_options() -> opening.LoadOptions:
     """The load options `relidash serve` passed in its environment (the CLI's own)."""
-    max_mb = float(os.environ.get(ENV_MAX_MB) or DEFAULT_MAX_BYTES / (1024 * 1024))
+    max_mb = os.environ.get(ENV_MAX_MB)
     return opening.LoadOptions(
-        catalog=os.environ.get(ENV_CATALOG) or None, max_bytes=int(max_mb * 1024 * 1024)
+        catalog=os.environ.get(ENV_CATALOG) or None,
+        max_bytes=int(float(max_mb) * 1024 * 1024) if max_mb else DEFAULT_MAX_BYTES,
     )
 
 

@@ -115,7 +115,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
     catalog keeps every row it had.
     """
     from dashboard.analysis.opening import open_loaded
-    from dashboard.data.sources.reports import BucketSource, catalog_location
+    from dashboard.data.sources.reports import BucketSource
 
     source = reports_source(args)
     options = load_options(args)
@@ -124,7 +124,7 @@ def load(args: argparse.Namespace, stream: TextIO | None = None, *, settle: bool
         loaded = open_loaded(
             source,
             options,
-            on_wait=_waiting_for(catalog_location(source, options.catalog)),
+            on_wait=_say_waiting,
             progress=bar.update,
             settle=settle,
         )
@@ -156,16 +156,13 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
     )
 
 
-def _waiting_for(location: str) -> Any:
-    def say(seconds: float) -> None:
-        print(
-            f"relidash: the catalog {location} is in use by another relidash process; "
-            f"waiting for it (up to {seconds:g} s)",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return say
+def _say_waiting(location: str, seconds: float) -> None:
+    print(
+        f"relidash: the catalog {location} is in use by another relidash process; "
+        f"waiting for it (up to {seconds:g} s)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 class ProgressBar:

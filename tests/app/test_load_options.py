@@ -68,7 +68,7 @@ def test_served_and_opened_catalogs_load_the_same(tmp_path: Path) -> None:
     opened = opening.open_loaded(
         open_source(str(reports_dir)),
         opening.LoadOptions(catalog=str(tmp_path / "command.duckdb"), max_bytes=limit),
-        on_wait=lambda _: None,
+        on_wait=lambda *_: None,
     )
     options = opening.LoadOptions(catalog=str(tmp_path / "served.duckdb"), max_bytes=limit)
     served = opening.served_catalog(open_source(str(reports_dir)), options)
